@@ -1,0 +1,1 @@
+"""Benchmarks for fastndcg (pytest-benchmark); see benchmarks/_data.py for the inputs."""

@@ -1,0 +1,499 @@
+"""Numba kernels: per-query top-k selection, tie-aware DCG/IDCG, parallel drivers.
+
+Nothing here validates input: :mod:`fastndcg.api` checks everything at the public
+boundary and hands over clean CSR arrays. Every array and setting is an argument
+(the module-level integer codes below are compile-time constants, never state).
+Kernels compile lazily on first call and are cached on disk (see ``_cache.py``).
+
+Layout: query ``q`` owns rows ``offsets[q]:offsets[q+1]`` of ``scores`` and
+``labels`` (the ranked list) and rows ``ioffsets[q]:ioffsets[q+1]`` of ``ilabels``
+(the labels the ideal ordering is built from: the same arrays in list mode, all
+judged documents in qrels mode).
+
+Per query, with K = min(largest cutoff, n):
+
+1. *Selection.* Candidates better than a running threshold are appended to a
+   buffer of 2K slots; when it fills, a quickselect keeps its best K and the
+   K-th becomes the new threshold. O(n) expected for any input order, then the
+   K survivors are sorted: O(K log K). No full sort of a long list.
+2. *Ranking order* is score descending, then a strict tie-break (input
+   position; gain for optimistic/pessimistic; a key for trec), so selection is
+   deterministic and independent of thread count and batch split.
+3. *Tie-aware DCG* ("average"): each rank r <= K carries the mean gain of its
+   tie group; the group at the cut is completed by one pass over the query
+   (its members beyond K count in the mean, not in the discounts). All
+   cutoffs are read off one running sum.
+4. *IDCG* selects the K largest gains the same way, or, for small
+   non-negative integer labels, counts labels in a histogram (O(n + L)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._cache import CACHE
+
+# gain modes
+EXP2 = 0
+LINEAR = 1
+TABLE = 2
+# ties modes
+AVERAGE = 0
+STABLE = 1
+OPTIMISTIC = 2
+PESSIMISTIC = 3
+KEY_DESC = 4
+# what a comparison orders by
+BY_SCORE = 0
+BY_GAIN = 1
+
+_SMALL = 16  # ranges this short are insertion-sorted
+STACK_SIZE = 256  # introsort stack: 2 ints per level, larger half deferred -> depth <= 64
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def gain_value(r, gmode, table):
+    """Gain of label ``r``: 2**r - 1, r, or table[r]."""
+    if gmode == EXP2:
+        if -1074.0 <= r <= 1023.0:
+            ri = int(r)
+            if ri == r:
+                return math.ldexp(1.0, ri) - 1.0
+        return 2.0 ** float(r) - 1.0
+    if gmode == LINEAR:
+        return float(r)
+    return table[int(r)]
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _gain_key(r, gmode, table):
+    """A value ordered like the gain: the label itself for the monotone gains."""
+    if gmode == TABLE:
+        return table[int(r)]
+    return float(r)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _before(a, b, lo, by, scores, labels, keys, tmode, gmode, table):
+    """True when local item ``a`` ranks strictly before local item ``b``."""
+    if by == BY_GAIN:
+        ga = _gain_key(labels[lo + a], gmode, table)
+        gb = _gain_key(labels[lo + b], gmode, table)
+        if ga != gb:
+            return ga > gb
+        return a < b
+    sa = scores[lo + a]
+    sb = scores[lo + b]
+    if sa != sb:
+        return sa > sb
+    if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
+        ga = _gain_key(labels[lo + a], gmode, table)
+        gb = _gain_key(labels[lo + b], gmode, table)
+        if ga != gb:
+            return (ga > gb) == (tmode == OPTIMISTIC)
+    elif tmode == KEY_DESC:
+        ka = keys[lo + a]
+        kb = keys[lo + b]
+        if ka != kb:
+            return ka > kb
+    return a < b
+
+
+@njit(cache=CACHE, nogil=True)
+def _insertion_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table):
+    for i in range(first + 1, last):
+        x = buf[i]
+        j = i - 1
+        while j >= first and _before(x, buf[j], lo, by, scores, labels, keys, tmode, gmode, table):
+            buf[j + 1] = buf[j]
+            j -= 1
+        buf[j + 1] = x
+
+
+@njit(cache=CACHE, nogil=True)
+def _sift_down(buf, first, root, size, lo, by, scores, labels, keys, tmode, gmode, table):
+    # max-heap on rank order: the parent ranks after (is worse than) its children
+    while True:
+        child = 2 * root + 1
+        if child >= size:
+            return
+        if child + 1 < size and _before(buf[first + child], buf[first + child + 1], lo, by,
+                                        scores, labels, keys, tmode, gmode, table):
+            child += 1
+        if not _before(buf[first + root], buf[first + child], lo, by,
+                       scores, labels, keys, tmode, gmode, table):
+            return
+        buf[first + root], buf[first + child] = buf[first + child], buf[first + root]
+        root = child
+
+
+@njit(cache=CACHE, nogil=True)
+def _heap_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table):
+    size = last - first
+    for root in range(size // 2 - 1, -1, -1):
+        _sift_down(buf, first, root, size, lo, by, scores, labels, keys, tmode, gmode, table)
+    for end in range(size - 1, 0, -1):
+        buf[first], buf[first + end] = buf[first + end], buf[first]
+        _sift_down(buf, first, 0, end, lo, by, scores, labels, keys, tmode, gmode, table)
+
+
+@njit(cache=CACHE, nogil=True)
+def _partition(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table):
+    """Median-of-three Lomuto partition of buf[first:last]; returns the pivot's slot."""
+    mid = (first + last) // 2
+    hi = last - 1
+    if _before(buf[mid], buf[first], lo, by, scores, labels, keys, tmode, gmode, table):
+        buf[mid], buf[first] = buf[first], buf[mid]
+    if _before(buf[hi], buf[first], lo, by, scores, labels, keys, tmode, gmode, table):
+        buf[hi], buf[first] = buf[first], buf[hi]
+    if _before(buf[mid], buf[hi], lo, by, scores, labels, keys, tmode, gmode, table):
+        buf[mid], buf[hi] = buf[hi], buf[mid]
+    pivot = buf[hi]  # the median of the three
+    store = first
+    for i in range(first, hi):
+        if _before(buf[i], pivot, lo, by, scores, labels, keys, tmode, gmode, table):
+            buf[i], buf[store] = buf[store], buf[i]
+            store += 1
+    buf[store], buf[hi] = buf[hi], buf[store]
+    return store
+
+
+@njit(cache=CACHE, nogil=True)
+def _depth_limit(n):
+    limit = 2
+    while n > 1:
+        n >>= 1
+        limit += 2
+    return limit
+
+
+@njit(cache=CACHE, nogil=True)
+def _sort(buf, n, stack, lo, by, scores, labels, keys, tmode, gmode, table):
+    """Introsort of buf[0:n] into rank order (quicksort, heapsort past a depth limit)."""
+    if n <= _SMALL:
+        _insertion_sort(buf, 0, n, lo, by, scores, labels, keys, tmode, gmode, table)
+        return
+    top = 0
+    stack[0] = 0
+    stack[1] = n
+    stack[2] = _depth_limit(n)
+    top = 3
+    while top > 0:
+        top -= 3
+        first = stack[top]
+        last = stack[top + 1]
+        depth = stack[top + 2]
+        while last - first > _SMALL:
+            if depth == 0:
+                _heap_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+                first = last
+                break
+            depth -= 1
+            p = _partition(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+            # defer the larger side, continue with the smaller: stack depth <= log2(n)
+            if p - first > last - p - 1:
+                stack[top] = first
+                stack[top + 1] = p
+                stack[top + 2] = depth
+                top += 3
+                first = p + 1
+            else:
+                stack[top] = p + 1
+                stack[top + 1] = last
+                stack[top + 2] = depth
+                top += 3
+                last = p
+        _insertion_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+
+
+@njit(cache=CACHE, nogil=True)
+def _select(buf, n, kth, lo, by, scores, labels, keys, tmode, gmode, table):
+    """Quickselect: afterwards buf[kth] holds the item of rank kth (0-based) among
+    buf[0:n] and every item of buf[0:kth] ranks before it."""
+    first = 0
+    last = n
+    depth = _depth_limit(n)
+    while last - first > _SMALL:
+        if depth == 0:
+            _heap_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+            return
+        depth -= 1
+        p = _partition(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+        if p == kth:
+            return
+        if p < kth:
+            first = p + 1
+        else:
+            last = p
+    _insertion_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+
+
+@njit(cache=CACHE, nogil=True)
+def top_k(buf, stack, lo, n, k, by, scores, labels, keys, tmode, gmode, table):
+    """Local indices (0..n-1) of the first min(k, n) items in rank order, sorted,
+    in buf[0:min(k, n)]. ``buf`` needs min(n, 2k) slots (n when k >= n)."""
+    if k >= n:
+        for i in range(n):
+            buf[i] = i
+        _sort(buf, n, stack, lo, by, scores, labels, keys, tmode, gmode, table)
+        return n
+    cap = min(len(buf), n)
+    count = 0
+    threshold = -1
+    fast = by == BY_SCORE and (tmode == AVERAGE or tmode == STABLE)
+    threshold_score = scores[lo]
+    for i in range(n):
+        if threshold >= 0:
+            if fast:
+                # later input position loses a score tie: only a higher score enters
+                if not scores[lo + i] > threshold_score:
+                    continue
+            elif not _before(i, threshold, lo, by, scores, labels, keys, tmode, gmode, table):
+                continue
+        buf[count] = i
+        count += 1
+        if count == cap:
+            _select(buf, count, k - 1, lo, by, scores, labels, keys, tmode, gmode, table)
+            count = k
+            threshold = buf[k - 1]
+            threshold_score = scores[lo + threshold]
+    if count > k:
+        _select(buf, count, k - 1, lo, by, scores, labels, keys, tmode, gmode, table)
+    _sort(buf, k, stack, lo, by, scores, labels, keys, tmode, gmode, table)
+    return k
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _record(acc, rank, ks, j, out, q):
+    """Store ``acc`` for every cutoff equal to ``rank``; returns the next cutoff index."""
+    while j < len(ks) and ks[j] == rank:
+        out[q, j] = acc
+        j += 1
+    return j
+
+
+@njit(cache=CACHE, nogil=True)
+def top_small(vals, lo, n, k, top_v, top_i):
+    """The first min(k, n) rows of vals[lo:lo+n] by value descending, ties in input
+    order, kept in a sorted insertion list: top_i[0:m] local indices, top_v values.
+
+    Rows arrive in input order and only a strictly larger value moves an entry down,
+    so ties keep input order with no index comparison. Expected cost
+    O(n + k^2 log(n/k)) on shuffled input; returns -1 (caller falls back to
+    :func:`top_k`) once more than 4k + n/8 rows have been inserted, which bounds
+    the worst case (ascending input) at O(n) for the small k this serves.
+    """
+    m = 0
+    budget = 4 * k + n // 8
+    for i in range(n):
+        v = vals[lo + i]
+        if m == k:
+            if not v > top_v[k - 1]:
+                continue
+            budget -= 1
+            if budget < 0:
+                return -1
+            j = k - 1
+        else:
+            j = m
+            m += 1
+        while j > 0 and top_v[j - 1] < v:
+            top_v[j] = top_v[j - 1]
+            top_i[j] = top_i[j - 1]
+            j -= 1
+        top_v[j] = v
+        top_i[j] = i
+    return m
+
+
+@njit(cache=CACHE, nogil=True)
+def _ranked(lo, n, kmax, by, scores, labels, keys, tmode, gmode, table, buf, top_v, stack):
+    """Local indices of the first min(kmax, n) items in rank order, into buf."""
+    if kmax <= len(top_v) and by == BY_SCORE and (tmode == AVERAGE or tmode == STABLE):
+        m = top_small(scores, lo, n, kmax, top_v, buf)
+        if m >= 0:
+            return m
+    return top_k(buf, stack, lo, n, kmax, by, scores, labels, keys, tmode, gmode, table)
+
+
+@njit(cache=CACHE, nogil=True)
+def dcg_one(q, lo, n, ks, disc, scores, labels, keys, tmode, gmode, table, buf, top_v,
+            stack, out):
+    """DCG at every cutoff in ``ks`` (sorted, unique) of the query at rows lo:lo+n."""
+    j = 0
+    acc = 0.0
+    m = _ranked(lo, n, ks[len(ks) - 1], BY_SCORE, scores, labels, keys, tmode, gmode, table,
+                buf, top_v, stack)
+    if tmode != AVERAGE:
+        for p in range(m):
+            acc += gain_value(labels[lo + buf[p]], gmode, table) * disc[p]
+            j = _record(acc, p + 1, ks, j, out, q)
+    else:
+        r = 0
+        while r < m:
+            s = scores[lo + buf[r]]
+            gsum = gain_value(labels[lo + buf[r]], gmode, table)
+            e = r + 1
+            while e < m and scores[lo + buf[e]] == s:
+                gsum += gain_value(labels[lo + buf[e]], gmode, table)
+                e += 1
+            size = e - r
+            if e == m and m < n:
+                # the group at the cut may reach past it: take all its members
+                gsum = 0.0
+                size = 0
+                for i in range(n):
+                    if scores[lo + i] == s:
+                        gsum += gain_value(labels[lo + i], gmode, table)
+                        size += 1
+            mean = gsum / size
+            for p in range(r, e):
+                acc += mean * disc[p]
+                j = _record(acc, p + 1, ks, j, out, q)
+            r = e
+    while j < len(ks):
+        out[q, j] = acc
+        j += 1
+
+
+@njit(cache=CACHE, nogil=True)
+def idcg_one(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, buf, top_l,
+             stack, out):
+    """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n.
+
+    With ``hist_order`` non-empty (labels are integers 0..L-1; hist_order lists the
+    label values by gain, highest first) labels are counted instead of selected.
+    """
+    j = 0
+    acc = 0.0
+    kmax = ks[len(ks) - 1]
+    if len(hist_order) > 0:
+        packed = n < 256 and len(hist_order) <= 8
+        if packed:
+            # eight 8-bit counters in one register: no store-to-load chains
+            word = np.uint64(0)
+            for i in range(lo, lo + n):
+                word += np.uint64(1) << np.uint64(8 * int(labels[i]))
+        else:
+            counts[:] = 0
+            for i in range(lo, lo + n):
+                counts[int(labels[i])] += 1
+        p = 0
+        for label in hist_order:
+            if packed:
+                c = int((word >> np.uint64(8 * label)) & np.uint64(255))
+            else:
+                c = counts[label]
+            if c == 0:
+                continue
+            g = gain_value(label, gmode, table)
+            while c > 0 and p < kmax:
+                acc += g * disc[p]
+                p += 1
+                c -= 1
+                j = _record(acc, p, ks, j, out, q)
+            if p >= kmax:
+                break
+    else:
+        # monotone gains rank like the labels themselves; a table needs its values
+        by_label = gmode != TABLE
+        m = _ranked(lo, n, kmax, BY_SCORE if by_label else BY_GAIN, labels, labels, labels,
+                    STABLE, gmode, table, buf, top_l, stack)
+        for p in range(m):
+            acc += gain_value(labels[lo + buf[p]], gmode, table) * disc[p]
+            j = _record(acc, p + 1, ks, j, out, q)
+    while j < len(ks):
+        out[q, j] = acc
+        j += 1
+
+
+SMALL_K = 32  # cutoffs up to this use the insertion list (top_small)
+
+
+@njit(cache=CACHE, nogil=True)
+def _chunk_scratch(offsets, ioffsets, q0, q1, kmax):
+    longest = 1
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q], ioffsets[q + 1] - ioffsets[q])
+    return longest if kmax >= longest else min(longest, 2 * kmax)
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def dcg_idcg_batch(offsets, scores, labels, keys, ioffsets, ilabels, ks, disc,
+                   gmode, table, tmode, hist_order, chunks, want_dcg, want_idcg,
+                   out_dcg, out_idcg):
+    """DCG and/or IDCG of every query at every cutoff, in parallel over ``chunks``
+    (query-index boundaries balanced by rows). Writes out_dcg / out_idcg (n_q, len(ks))."""
+    kmax = ks[len(ks) - 1]
+    n_small = kmax if kmax <= SMALL_K else 0
+    n_hist = 1
+    for label in hist_order:
+        n_hist = max(n_hist, label + 1)
+    for c in prange(len(chunks) - 1):
+        q0 = chunks[c]
+        q1 = chunks[c + 1]
+        buf = np.empty(_chunk_scratch(offsets, ioffsets, q0, q1, kmax), np.int64)
+        stack = np.empty(STACK_SIZE, np.int64)
+        counts = np.zeros(n_hist, np.int64)
+        top_s = np.empty(n_small, scores.dtype)
+        top_l = np.empty(n_small, ilabels.dtype)
+        for q in range(q0, q1):
+            if want_dcg:
+                lo = offsets[q]
+                dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels, keys,
+                        tmode, gmode, table, buf, top_s, stack, out_dcg)
+            if want_idcg:
+                lo = ioffsets[q]
+                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, ilabels, gmode, table,
+                         hist_order, counts, buf, top_l, stack, out_idcg)
+
+
+# what scan_values reports, one column each: the first row where ...
+SCAN_NAN_SCORE = 0  # a score is NaN
+SCAN_BAD_LABEL = 1  # a label is NaN or infinite
+SCAN_NEGATIVE = 2  # a label is negative
+SCAN_FRACTION = 3  # a label is not an integer
+SCAN_N = 4
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def scan_values(scores, labels, n_chunks):
+    """One parallel pass over scores and labels (either may be empty, then skipped).
+
+    Returns (first, lmin, lmax): ``first[c, SCAN_*]`` is the first row of chunk c with
+    that defect (-1 if none); lmin/lmax are per-chunk extremes of the finite labels.
+    """
+    n = max(len(scores), len(labels))
+    first = np.full((n_chunks, SCAN_N), -1, np.int64)
+    lmin = np.full(n_chunks, np.inf)
+    lmax = np.full(n_chunks, -np.inf)
+    for c in prange(n_chunks):
+        start = n * c // n_chunks
+        stop = n * (c + 1) // n_chunks
+        if len(scores) > 0:
+            for i in range(start, stop):
+                s = scores[i]
+                if s != s:
+                    first[c, SCAN_NAN_SCORE] = i
+                    break
+        if len(labels) > 0:
+            lo = np.inf
+            hi = -np.inf
+            for i in range(start, stop):
+                r = float(labels[i])
+                if r != r or r == np.inf or r == -np.inf:
+                    if first[c, SCAN_BAD_LABEL] < 0:
+                        first[c, SCAN_BAD_LABEL] = i
+                    continue
+                if r < 0 and first[c, SCAN_NEGATIVE] < 0:
+                    first[c, SCAN_NEGATIVE] = i
+                if first[c, SCAN_FRACTION] < 0 and r != math.floor(r):
+                    first[c, SCAN_FRACTION] = i
+                lo = min(lo, r)
+                hi = max(hi, r)
+            lmin[c] = lo
+            lmax[c] = hi
+    return first, lmin, lmax
