@@ -32,7 +32,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic, overload
 
 from ._cache import CACHE
 
@@ -56,19 +58,20 @@ STACK_SIZE = 256  # introsort stack: 2 ints per level, larger half deferred -> d
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def gain_value(r, gmode, table):
-    """Gain of label ``r``: 2**r - 1, r, or table[r]."""
+    """Gain of label ``r``: 2**r - 1, r, or table[r]. For exp2, ``table`` holds
+    2**i - 1 for i = 0, 1, ...: integer labels are looked up (exact), others use pow."""
     if gmode == EXP2:
-        if -1074.0 <= r <= 1023.0:
+        if 0 <= r < len(table):
             ri = int(r)
             if ri == r:
-                return math.ldexp(1.0, ri) - 1.0
+                return table[ri]
         return 2.0 ** float(r) - 1.0
     if gmode == LINEAR:
         return float(r)
     return table[int(r)]
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def _gain_key(r, gmode, table):
     """A value ordered like the gain: the label itself for the monotone gains."""
     if gmode == TABLE:
@@ -76,7 +79,7 @@ def _gain_key(r, gmode, table):
     return float(r)
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def _before(a, b, lo, by, scores, labels, keys, tmode, gmode, table):
     """True when local item ``a`` ranks strictly before local item ``b``."""
     if by == BY_GAIN:
@@ -275,58 +278,155 @@ def _record(acc, rank, ks, j, out, q):
     return j
 
 
-@njit(cache=CACHE, nogil=True)
-def top_small(vals, lo, n, k, top_v, top_i):
-    """The first min(k, n) rows of vals[lo:lo+n] by value descending, ties in input
-    order, kept in a sorted insertion list: top_i[0:m] local indices, top_v values.
+@intrinsic
+def _f32_bits(typingctx, x):
+    """The IEEE-754 bit pattern of a float32, as uint32."""
+    if x != types.float32:
+        return None
 
-    Rows arrive in input order and only a strictly larger value moves an entry down,
-    so ties keep input order with no index comparison. Expected cost
-    O(n + k^2 log(n/k)) on shuffled input; returns -1 (caller falls back to
-    :func:`top_k`) once more than 4k + n/8 rows have been inserted, which bounds
-    the worst case (ascending input) at O(n) for the small k this serves.
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.uint32(types.float32), codegen
+
+
+def _rank_key32(x):
+    """A uint32 ordered like ``x`` (a float32 or an integer of at most 32 bits)."""
+
+
+@overload(_rank_key32, inline="always")
+def _rank_key32_impl(x):
+    if x == types.float32:
+        def key(x):
+            b = _f32_bits(x + np.float32(0.0))  # -0.0 + 0.0 == +0.0: signed zeros tie
+            if b >> np.uint32(31):
+                return b ^ np.uint32(0xFFFFFFFF)
+            return b | np.uint32(0x80000000)
+        return key
+    if isinstance(x, types.Integer) and x.bitwidth <= 32:
+        if x.signed:
+            return lambda x: np.uint32(np.int64(x) + 2147483648)
+        return lambda x: np.uint32(x)
+    return None
+
+
+def _packs(score_type) -> bool:
+    """Whether scores of this Numba type fit the packed (key << 32 | ~position) form."""
+    return score_type == types.float32 or (isinstance(score_type, types.Integer)
+                                           and score_type.bitwidth <= 32)
+
+
+def _row_key(vals, lo, i, top):
+    """What :func:`top_values` ranks row lo+i by: the value itself, or, when ``top``
+    holds uint64 and the values have at most 32 bits, the packed key
+    (rank key << 32 | ~i): ordered by value descending then position ascending, and
+    carrying the position."""
+
+
+@overload(_row_key, inline="always")
+def _row_key_impl(vals, lo, i, top):
+    if top.dtype == types.uint64 and _packs(vals.dtype):
+        def packed(vals, lo, i, top):
+            return ((np.uint64(_rank_key32(vals[lo + i])) << np.uint64(32))
+                    | (np.uint64(0xFFFFFFFF) - np.uint64(i)))
+        return packed
+    return lambda vals, lo, i, top: vals[lo + i]
+
+
+@njit(cache=CACHE, nogil=True)
+def top_values(vals, lo, n, k, top):
+    """The min(k, n) largest row keys (:func:`_row_key`) of vals[lo:lo+n], with
+    multiplicity, sorted descending into top; returns that count, or -1 (caller
+    falls back to :func:`top_k`) when an adversarial order would make this slower
+    than O(n).
+
+    With plain values (no positions) the average and stable modes still know their
+    tie groups, and :func:`_dcg_from_values` finds the items in one pass; packed
+    keys carry the positions.
+    The whole list (k >= n, short lists only) is insertion-sorted; otherwise the
+    first k are, and each later value runs down a branch-free max/min chain
+    (every row for short lists, only rows beating the k-th value for long ones,
+    within a budget of 4k + n/8 such rows).
     """
-    m = 0
-    budget = 4 * k + n // 8
-    for i in range(n):
-        v = vals[lo + i]
-        if m == k:
-            if not v > top_v[k - 1]:
+    m = min(k, n)
+    for i in range(m):
+        v = _row_key(vals, lo, i, top)
+        j = i
+        while j > 0 and top[j - 1] < v:
+            top[j] = top[j - 1]
+            j -= 1
+        top[j] = v
+    if m == n:
+        return m
+    gated = n > 8 * m
+    budget = 4 * m + n // 8
+    for i in range(m, n):
+        x = _row_key(vals, lo, i, top)
+        if gated:
+            if not x > top[m - 1]:
                 continue
             budget -= 1
             if budget < 0:
                 return -1
-            j = k - 1
-        else:
-            j = m
-            m += 1
-        while j > 0 and top_v[j - 1] < v:
-            top_v[j] = top_v[j - 1]
-            top_i[j] = top_i[j - 1]
-            j -= 1
-        top_v[j] = v
-        top_i[j] = i
+        for j in range(m):
+            t = top[j]
+            top[j] = max(t, x)
+            x = min(t, x)
     return m
 
 
 @njit(cache=CACHE, nogil=True)
-def _ranked(lo, n, kmax, by, scores, labels, keys, tmode, gmode, table, buf, top_v, stack):
-    """Local indices of the first min(kmax, n) items in rank order, into buf."""
-    if kmax <= len(top_v) and by == BY_SCORE and (tmode == AVERAGE or tmode == STABLE):
-        m = top_small(scores, lo, n, kmax, top_v, buf)
-        if m >= 0:
-            return m
-    return top_k(buf, stack, lo, n, kmax, by, scores, labels, keys, tmode, gmode, table)
-
-
-@njit(cache=CACHE, nogil=True)
-def dcg_one(q, lo, n, ks, disc, scores, labels, keys, tmode, gmode, table, buf, top_v,
-            stack, out):
-    """DCG at every cutoff in ``ks`` (sorted, unique) of the query at rows lo:lo+n."""
+def _dcg_from_values(q, lo, n, m, ks, disc, scores, labels, tmode, gmode, table, top,
+                     gstart, gsum, gcount, out):
+    """DCG (average or stable ties) from the sorted top-m score values: one pass
+    over the query collects the gains of the items at or above the m-th value
+    into their tie groups (in input order), then the ranks are walked."""
+    n_groups = 0
+    for p in range(m):
+        if p == 0 or top[p] != top[p - 1]:
+            top[n_groups] = top[p]  # compact: top[g] is now group g's value
+            gstart[n_groups] = p
+            gsum[n_groups] = 0.0
+            gcount[n_groups] = 0
+            n_groups += 1
+    gstart[n_groups] = m
+    cut = top[n_groups - 1]
+    for i in range(n):
+        v = scores[lo + i]
+        if v >= cut:
+            g = 0
+            while top[g] != v and g < n_groups - 1:
+                g += 1
+            gain = gain_value(labels[lo + i], gmode, table)
+            if tmode == AVERAGE:
+                gsum[g] += gain
+            else:  # stable: the c-th member of a group (input order) takes its c-th rank
+                p = gstart[g] + gcount[g]
+                if p < gstart[g + 1]:
+                    gsum[p] = gain  # gsum doubles as gain-by-rank, filled before read
+            gcount[g] += 1
     j = 0
     acc = 0.0
-    m = _ranked(lo, n, ks[len(ks) - 1], BY_SCORE, scores, labels, keys, tmode, gmode, table,
-                buf, top_v, stack)
+    if tmode == AVERAGE:
+        for g in range(n_groups):
+            mean = gsum[g] / gcount[g]
+            for p in range(gstart[g], gstart[g + 1]):
+                acc += mean * disc[p]
+                j = _record(acc, p + 1, ks, j, out, q)
+    else:
+        for p in range(m):
+            acc += gsum[p] * disc[p]
+            j = _record(acc, p + 1, ks, j, out, q)
+    while j < len(ks):
+        out[q, j] = acc
+        j += 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _walk(q, lo, n, m, ks, scores, labels, tmode, gmode, table, disc, buf, out):
+    """DCG at every cutoff from buf[0:m], the first m items (local indices) in rank order."""
+    j = 0
+    acc = 0.0
     if tmode != AVERAGE:
         for p in range(m):
             acc += gain_value(labels[lo + buf[p]], gmode, table) * disc[p]
@@ -359,9 +459,62 @@ def dcg_one(q, lo, n, ks, disc, scores, labels, keys, tmode, gmode, table, buf, 
         j += 1
 
 
-@njit(cache=CACHE, nogil=True)
-def idcg_one(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, buf, top_l,
-             stack, out):
+DONE = -2  # _dcg_small wrote the DCG itself
+
+
+def _dcg_small(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
+               top, gstart, gsum, gcount, out):
+    """Fast path for a query whose cut m = min(k, n) is small (average/stable ties).
+    Returns m with buf[0:m] the first m items in rank order, DONE when it wrote
+    the DCG itself, or -1 when the caller must select with :func:`top_k`."""
+
+
+@overload(_dcg_small, inline="always")
+def _dcg_small_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
+                    top, gstart, gsum, gcount, out):
+    if _packs(scores.dtype):
+        def packed(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
+                   top, gstart, gsum, gcount, out):
+            m = top_values(scores, lo, n, ks[len(ks) - 1], keys)
+            low = np.uint64(0xFFFFFFFF)
+            for p in range(m):  # the positions ride in the low 32 bits
+                buf[p] = np.int64(low - (keys[p] & low))
+            return m
+        return packed
+
+    def by_value(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
+                 top, gstart, gsum, gcount, out):
+        m = top_values(scores, lo, n, ks[len(ks) - 1], top)
+        if m < 0:
+            return -1
+        _dcg_from_values(q, lo, n, m, ks, disc, scores, labels, tmode, gmode, table, top,
+                         gstart, gsum, gcount, out)
+        return DONE
+    return by_value
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def dcg_one(q, lo, n, ks, disc, scores, labels, keys, tmode, gmode, table, buf, stack,
+            top, packed, gstart, gsum, gcount, out):
+    """DCG at every cutoff in ``ks`` (sorted, unique) of the query at rows lo:lo+n."""
+    kmax = ks[len(ks) - 1]
+    m = -1
+    # (positions ride in 32 bits of a packed key: lists of 2**32 rows take the general path)
+    if (0 < n <= 0xFFFFFFFF and min(kmax, n) <= len(top)
+            and (tmode == AVERAGE or tmode == STABLE)):
+        m = _dcg_small(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, packed,
+                       top, gstart, gsum, gcount, out)
+        if m == DONE:
+            return
+    if m < 0:
+        m = top_k(buf, stack, lo, n, kmax, BY_SCORE, scores, labels, keys, tmode, gmode,
+                  table)
+    _walk(q, lo, n, m, ks, scores, labels, tmode, gmode, table, disc, buf, out)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def idcg_one(q, lo, n, ks, disc, scores, labels, keys, gmode, table, hist_order, counts,
+             buf, stack, top_l, out):
     """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n.
 
     With ``hist_order`` non-empty (labels are integers 0..L-1; hist_order lists the
@@ -397,11 +550,22 @@ def idcg_one(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, buf, 
                 j = _record(acc, p, ks, j, out, q)
             if p >= kmax:
                 break
+    elif gmode != TABLE and min(kmax, n) <= len(top_l):
+        # monotone gains rank like the labels themselves: select label values
+        m = top_values(labels, lo, n, kmax, top_l)
+        if m < 0:
+            m = top_k(buf, stack, lo, n, kmax, BY_GAIN, scores, labels, keys, STABLE, gmode,
+                      table)
+            for p in range(m):
+                top_l[p] = labels[lo + buf[p]]
+        for p in range(m):
+            acc += gain_value(top_l[p], gmode, table) * disc[p]
+            j = _record(acc, p + 1, ks, j, out, q)
     else:
-        # monotone gains rank like the labels themselves; a table needs its values
-        by_label = gmode != TABLE
-        m = _ranked(lo, n, kmax, BY_SCORE if by_label else BY_GAIN, labels, labels, labels,
-                    STABLE, gmode, table, buf, top_l, stack)
+        # BY_GAIN reads labels only: scores and keys are passed so that this call
+        # shares its compiled specialisation with the DCG's
+        m = top_k(buf, stack, lo, n, kmax, BY_GAIN, scores, labels, keys, STABLE, gmode,
+                  table)
         for p in range(m):
             acc += gain_value(labels[lo + buf[p]], gmode, table) * disc[p]
             j = _record(acc, p + 1, ks, j, out, q)
@@ -410,7 +574,7 @@ def idcg_one(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, buf, 
         j += 1
 
 
-SMALL_K = 32  # cutoffs up to this use the insertion list (top_small)
+SMALL_M = 64  # lists cut to at most this many ranks take the value fast path
 
 
 @njit(cache=CACHE, nogil=True)
@@ -428,27 +592,33 @@ def dcg_idcg_batch(offsets, scores, labels, keys, ioffsets, ilabels, ks, disc,
     """DCG and/or IDCG of every query at every cutoff, in parallel over ``chunks``
     (query-index boundaries balanced by rows). Writes out_dcg / out_idcg (n_q, len(ks))."""
     kmax = ks[len(ks) - 1]
-    n_small = kmax if kmax <= SMALL_K else 0
+    n_small = min(kmax, SMALL_M)
     n_hist = 1
     for label in hist_order:
         n_hist = max(n_hist, label + 1)
     for c in prange(len(chunks) - 1):
         q0 = chunks[c]
         q1 = chunks[c + 1]
+        # per-chunk scratch, reused by every query of the chunk
         buf = np.empty(_chunk_scratch(offsets, ioffsets, q0, q1, kmax), np.int64)
         stack = np.empty(STACK_SIZE, np.int64)
         counts = np.zeros(n_hist, np.int64)
         top_s = np.empty(n_small, scores.dtype)
         top_l = np.empty(n_small, ilabels.dtype)
+        gstart = np.empty(n_small + 1, np.int64)
+        gsum = np.empty(n_small, np.float64)
+        gcount = np.empty(n_small, np.int64)
+        packed = np.empty(n_small, np.uint64)
         for q in range(q0, q1):
             if want_dcg:
                 lo = offsets[q]
                 dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels, keys,
-                        tmode, gmode, table, buf, top_s, stack, out_dcg)
+                        tmode, gmode, table, buf, stack, top_s, packed, gstart, gsum,
+                        gcount, out_dcg)
             if want_idcg:
                 lo = ioffsets[q]
-                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, ilabels, gmode, table,
-                         hist_order, counts, buf, top_l, stack, out_idcg)
+                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, scores, ilabels, keys,
+                         gmode, table, hist_order, counts, buf, stack, top_l, out_idcg)
 
 
 # what scan_values reports, one column each: the first row where ...

@@ -30,6 +30,7 @@ _NAN_SCORES = ("error", "last")
 _NEGATIVE_LABELS = ("error", "zero", "keep")
 _HIST_LABELS = 32  # integer labels 0..31 are counted for IDCG instead of selected
 _EXP2_MAX_LABEL = 1023.0  # 2**1024 overflows a float64
+_EXP2_TABLE = 2.0 ** np.arange(64) - 1.0  # exact exp2 gains of the labels 0..63
 
 # Numba's "workqueue" threading layer aborts on concurrent parallel launches; the
 # kernels already use every core, so calls from several Python threads take turns.
@@ -94,7 +95,8 @@ def _gain(gain) -> _Gain:
         if gain not in _GAIN_NAMES:
             raise ValueError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed "
                              f"by integer label, got {gain!r}")
-        return _Gain(_GAIN_NAMES[gain], np.zeros(1))
+        mode = _GAIN_NAMES[gain]
+        return _Gain(mode, _EXP2_TABLE if mode == K.EXP2 else np.zeros(1))
     try:
         table = np.array(gain, dtype=np.float64)
     except (TypeError, ValueError):
@@ -130,21 +132,31 @@ def _column(x, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}; for "
                          f"a dense (n_queries, n_items) matrix use fastndcg.ndcg_score, or pass "
                          f"{name}.ravel() with offsets")
-    return _numeric(arr, name)
+    return _numeric(arr, name, _WIDEN_LABELS if name == "labels" else _WIDEN_SCORES)
 
 
-def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
+# Each dtype reaching the kernels is one compiled specialisation (tens of seconds the
+# first time), so rarer dtypes are widened, exactly, to a few common ones. Scores keep
+# float32/float64/int32/int64/uint64 and labels int8/int32/int64/float32/float64.
+_WIDEN_SCORES = {"b": np.int32, "i1": np.int32, "i2": np.int32, "u1": np.int32,
+                 "u2": np.int32, "u4": np.int64, "f2": np.float32}
+_WIDEN_LABELS = {"b": np.int8, "u1": np.int32, "i2": np.int32, "u2": np.int32,
+                 "u4": np.int64, "u8": np.float64, "f2": np.float32}
+
+
+def _numeric(arr: np.ndarray, name: str, widen: dict | None = None) -> np.ndarray:
     kind = arr.dtype.kind
-    if kind == "b":
-        return arr.view(np.uint8)
-    if kind not in "iuf":
+    if kind not in "biuf":
         hint = " (missing values?)" if kind == "O" else ""
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}{hint}; convert it, "
                         f"e.g. numpy.asarray({name}, dtype=float)")
-    if arr.dtype == np.float16 or arr.dtype.itemsize > 8:
-        arr = arr.astype(np.float64 if arr.dtype.itemsize > 8 else np.float32)
+    if arr.dtype.itemsize > 8:  # long double
+        arr = arr.astype(np.float64)
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
+    code = "b" if kind == "b" else f"{kind}{arr.dtype.itemsize}"
+    if widen and code in widen:
+        arr = arr.astype(widen[code])
     return arr
 
 
@@ -344,7 +356,7 @@ def _run(batch: _Batch, cutoffs: list, gain: _Gain, tmode: int, log_base: float,
     out_dcg = np.zeros((n_q, len(unique)))
     out_idcg = np.zeros((n_q, len(unique)))
     if n_q:
-        scores = batch.scores if want_dcg else batch.labels
+        scores = batch.scores
         with _KERNEL_LOCK:
             K.dcg_idcg_batch(batch.offsets, scores, batch.labels,
                              scores[:0] if keys is None else keys,
@@ -473,7 +485,7 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     base = _log_base(log_base)
     _choice("negative_labels", negative_labels, _NEGATIVE_LABELS)
     batch = _group(None, _column(labels, "labels"), offsets, query_ids)
-    batch.scores = batch.labels
+    batch.scores = np.zeros(0)  # unused; float64 shares ndcg's compiled specialisation
     info = _check_values(batch, gain_spec, "error", negative_labels, check_scores=False)
     _, idcg_v = _run(batch, cutoffs, gain_spec, K.STABLE, base, info, False, True)
     return _shape(idcg_v, multi)
@@ -554,15 +566,15 @@ def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore
                          f"and {y_score.shape}")
     n_rows, n_items = y_true.shape
     offsets = np.arange(0, n_rows * n_items + 1, n_items, dtype=np.int64)
-    labels = _numeric(y_true, "y_true")
+    labels = _numeric(y_true, "y_true", _WIDEN_LABELS)
     if ignore_ties:
         # scikit-learn ranks ties in the order of NumPy's argsort, reversed: reproduce it
         order = np.argsort(y_score)[:, ::-1]
         labels = np.take_along_axis(labels, order, axis=1)
-        scores = np.zeros(labels.size, np.uint8)  # all tied: "stable" keeps this order
+        scores = np.zeros(labels.size)  # all tied: "stable" keeps this order
         tmode = K.STABLE
     else:
-        scores = np.ascontiguousarray(_numeric(y_score, "y_score")).ravel()
+        scores = np.ascontiguousarray(_numeric(y_score, "y_score", _WIDEN_SCORES)).ravel()
         tmode = K.AVERAGE
     batch = _Batch(offsets, scores, np.ascontiguousarray(labels).ravel())
     lo, hi = float(y_true.min()), float(y_true.max())
