@@ -394,9 +394,19 @@ def _dcg_from_values(q, lo, n, m, ks, disc, scores, labels, tmode, gmode, table,
     for i in range(n):
         v = scores[lo + i]
         if v >= cut:
+            # its group: top[0:n_groups] is strictly decreasing and holds v
             g = 0
-            while top[g] != v and g < n_groups - 1:
-                g += 1
+            if n_groups <= 8:
+                while top[g] != v and g < n_groups - 1:
+                    g += 1
+            else:
+                hi = n_groups - 1
+                while g < hi:
+                    mid = (g + hi) >> 1
+                    if top[mid] > v:
+                        g = mid + 1
+                    else:
+                        hi = mid
             gain = gain_value(labels[lo + i], gmode, table)
             if tmode == AVERAGE:
                 gsum[g] += gain

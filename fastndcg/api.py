@@ -52,9 +52,13 @@ def _cutoffs(k) -> tuple[list, bool]:
         if v is None and where == "k":
             return None
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{where} must be an int >= 1{' or None' if where == 'k' else ''}, "
-                            f"got {v!r} ({type(v).__name__}); for several cutoffs pass "
-                            f"a list such as k=[1, 3, 5, 10]")
+            if where == "k":
+                raise TypeError(f"k must be an int >= 1 or None, got {v!r} "
+                                f"({type(v).__name__}); for several cutoffs pass a list such "
+                                f"as k=[1, 3, 5, 10]")
+            raise TypeError(f"{where} must be an int >= 1, got {v!r} ({type(v).__name__}); a "
+                            f"list of cutoffs holds ints only (k=None alone means the whole "
+                            f"list)")
         if v < 1:
             raise ValueError(f"{where} must be >= 1, got {int(v)}; pass a positive cutoff "
                              f"such as k=10, or k=None for the whole list")
@@ -97,14 +101,17 @@ def _gain(gain) -> _Gain:
                              f"by integer label, got {gain!r}")
         mode = _GAIN_NAMES[gain]
         return _Gain(mode, _EXP2_TABLE if mode == K.EXP2 else np.zeros(1))
+    if gain is None or isinstance(gain, (numbers.Number, bytes)):
+        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed by "
+                        f"integer label (e.g. [0, 1, 3, 7]), got {gain!r}")
     try:
         table = np.array(gain, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of numbers, "
                         f"got {gain!r}") from None
     if table.ndim != 1 or len(table) == 0:
-        raise ValueError(f"a gain table must be a non-empty 1-D sequence (gain[label]), "
-                         f"got shape {table.shape}")
+        raise ValueError(f"a gain table must be a non-empty 1-D sequence (gain[label], e.g. "
+                         f"[0, 1, 3, 7]), got shape {table.shape}")
     if not np.isfinite(table).all():
         raise ValueError(f"the gain table must hold finite numbers, got {table.tolist()}")
     return _Gain(K.TABLE, table)
@@ -166,7 +173,8 @@ def _offsets(offsets, n_rows: int) -> np.ndarray:
         raise ValueError(f"offsets must be a 1-D array of n_queries + 1 row positions starting "
                          f"at 0, got shape {arr.shape}")
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"offsets must hold integers, got dtype {arr.dtype}")
+        raise TypeError(f"offsets must hold integer row positions, got dtype {arr.dtype}; "
+                        f"convert them, e.g. numpy.asarray(offsets, dtype=numpy.int64)")
     if arr[0] != 0:
         raise ValueError(f"offsets must start at 0, got offsets[0] = {arr[0]}")
     if arr[-1] != n_rows:
@@ -215,7 +223,13 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> _Batch:
     import pyarrow as pa
 
     try:
-        ids = query_ids if _is_arrow(query_ids) else pa.array(np.asarray(query_ids))
+        if _is_arrow(query_ids):
+            ids = query_ids
+        else:
+            raw = np.asarray(query_ids)
+            if not raw.dtype.isnative:
+                raw = raw.astype(raw.dtype.newbyteorder("="))
+            ids = pa.array(raw)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
         raise TypeError(f"query_ids must be a 1-D array of ids (numbers or strings): {err}") from None
     if isinstance(ids, pa.ChunkedArray):
@@ -237,6 +251,11 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> _Batch:
 
 
 # --------------------------------------------------------------------------- value checks
+
+def _plain(value):
+    """A NumPy scalar as the plain Python number it is (for messages)."""
+    return value.item() if hasattr(value, "item") else value
+
 
 @dataclass(frozen=True)
 class _LabelInfo:
@@ -267,7 +286,7 @@ def _check_values(batch: _Batch, gain: _Gain, nan_scores: str, negative_labels: 
     row = firsts[K.SCAN_BAD_LABEL]
     if row >= 0:
         raise ValueError(f"labels must be finite, but {batch.name(batch.query_of_row(row))} "
-                         f"has label {labels[row]!r}; drop or fix those rows")
+                         f"has label {_plain(labels[row])!r}; drop or fix those rows")
     row = firsts[K.SCAN_NAN_SCORE]
     if row >= 0:
         if nan_scores == "error":
@@ -279,12 +298,18 @@ def _check_values(batch: _Batch, gain: _Gain, nan_scores: str, negative_labels: 
     if row >= 0:
         if negative_labels == "error":
             raise ValueError(f"labels must not be negative, but "
-                             f"{batch.name(batch.query_of_row(row))} has label {labels[row]!r}; "
+                             f"{batch.name(batch.query_of_row(row))} has label "
+                             f"{_plain(labels[row])!r}; "
                              f"pass negative_labels='zero' to treat negatives as 0 (as "
                              f"trec_eval does) or 'keep' to use them as they are")
         if negative_labels == "zero":
             batch.labels = np.maximum(labels, labels.dtype.type(0))
-            info = _LabelInfo(info.integer, max(info.lo, 0.0), max(info.hi, 0.0))
+            integer = info.integer
+            if not integer:  # the fractions may all have been negative, now 0
+                integer = bool((batch.labels == np.floor(batch.labels)).all())
+                firsts[K.SCAN_FRACTION] = -1 if integer else int(
+                    np.flatnonzero(batch.labels != np.floor(batch.labels))[0])
+            info = _LabelInfo(integer, max(info.lo, 0.0), max(info.hi, 0.0))
     if gain.mode == K.TABLE:
         row = firsts[K.SCAN_FRACTION]
         if row < 0 and (info.lo < 0 or info.hi >= len(gain.table)):
@@ -292,10 +317,12 @@ def _check_values(batch: _Batch, gain: _Gain, nan_scores: str, negative_labels: 
         if row >= 0:
             raise ValueError(f"with {gain.describe()} labels must be integers 0..{len(gain.table) - 1}, "
                              f"but {batch.name(batch.query_of_row(row))} has label "
-                             f"{batch.labels[row]!r}; extend the table or use gain='exp2'/'linear'")
+                             f"{_plain(batch.labels[row])!r}; extend the table or use "
+                             f"gain='exp2'/'linear'")
     if gain.mode == K.EXP2 and info.hi > _EXP2_MAX_LABEL:
         row = int(np.flatnonzero(batch.labels > _EXP2_MAX_LABEL)[0])
-        raise ValueError(f"label {batch.labels[row]!r} in {batch.name(batch.query_of_row(row))} "
+        raise ValueError(f"label {_plain(batch.labels[row])!r} in "
+                         f"{batch.name(batch.query_of_row(row))} "
                          f"overflows gain='exp2' (2**label - 1 is infinite above label 1023); "
                          f"use gain='linear' or rescale the labels")
     return info
@@ -368,6 +395,15 @@ def _run(batch: _Batch, cutoffs: list, gain: _Gain, tmode: int, log_base: float,
             out_idcg[:, columns] if want_idcg else None)
 
 
+def _check_finite(values: np.ndarray, batch: _Batch, what: str) -> None:
+    """Gains near 2**1023 can sum past the largest float: say so, never return NaN."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        q = int(np.argwhere(bad)[0][0])
+        raise ValueError(f"{what} overflows for {batch.name(q)}: its gains are too large to "
+                         f"add up in float64; use gain='linear' or rescale the labels")
+
+
 def _shape(values: np.ndarray, multi: bool) -> np.ndarray:
     return values if multi else np.ascontiguousarray(values[:, 0])
 
@@ -377,8 +413,9 @@ def _prepare(scores, labels, offsets, query_ids, gain, ties, log_base, nan_score
     cutoffs, multi = _cutoffs(k)
     gain_spec = _gain(gain)
     if ties == "trec":
-        raise ValueError("ties='trec' breaks ties by document id and needs qrels mode: use "
-                         "fastndcg.evaluate(run, qrels=..., ties='trec')")
+        raise ValueError("ties='trec' breaks ties by document id (trec_eval's rule), and these "
+                         "functions take no document ids; it belongs to qrels mode. Here use "
+                         "'average', 'stable', 'optimistic' or 'pessimistic'")
     tmode = _TIES[_choice("ties", ties, tuple(_TIES))]
     base = _log_base(log_base)
     _choice("nan_scores", nan_scores, _NAN_SCORES)
@@ -439,7 +476,7 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     -------
     >>> import fastndcg
     >>> fastndcg.ndcg([0.9, 0.3, 0.3, 0.8, 0.1], [2, 0, 1, 1, 0], [0, 3, 5], k=[1, 3])
-    array([[1.        , 0.96394994],
+    array([[1.        , 0.98197022],
            [1.        , 1.        ]])
     """
     _choice("zero_idcg", zero_idcg, _ZERO_IDCG)
@@ -447,6 +484,8 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
         scores, labels, offsets, query_ids, gain, ties, log_base, nan_scores,
         negative_labels, k)
     dcg_v, idcg_v = _run(batch, cutoffs, gain_spec, tmode, base, info, True, True)
+    _check_finite(idcg_v, batch, "IDCG")
+    _check_finite(dcg_v, batch, "DCG")
     return _shape(_normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs), multi)
 
 
@@ -460,12 +499,13 @@ def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, 
     -------
     >>> import fastndcg
     >>> fastndcg.dcg([0.9, 0.3, 0.3], [2, 0, 1], k=None, gain="linear")
-    array([2.70978553])
+    array([2.56546488])
     """
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, gain, ties, log_base, nan_scores,
         negative_labels, k)
     dcg_v, _ = _run(batch, cutoffs, gain_spec, tmode, base, info, True, False)
+    _check_finite(dcg_v, batch, "DCG")
     return _shape(dcg_v, multi)
 
 
@@ -488,6 +528,7 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     batch.scores = np.zeros(0)  # unused; float64 shares ndcg's compiled specialisation
     info = _check_values(batch, gain_spec, "error", negative_labels, check_scores=False)
     _, idcg_v = _run(batch, cutoffs, gain_spec, K.STABLE, base, info, False, True)
+    _check_finite(idcg_v, batch, "IDCG")
     return _shape(idcg_v, multi)
 
 
@@ -621,7 +662,7 @@ def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
     -------
     >>> import fastndcg
     >>> round(fastndcg.dcg_score([[10, 0, 0, 1, 5]], [[.1, .2, .3, 4, 70]]), 6)
-    9.49946
+    9.499458
     """
     if (isinstance(log_base, (bool, np.bool_)) or not isinstance(log_base, numbers.Real)
             or not log_base > 0):

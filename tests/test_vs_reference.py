@@ -95,7 +95,7 @@ def test_long_lists_and_large_k(batch, k, ties, labels):
 
 
 @pytest.mark.parametrize("order", ["shuffled", "ascending", "descending"])
-@pytest.mark.parametrize("n,k", [(5000, 10), (5000, 32), (3000, 200), (100, 1000)])
+@pytest.mark.parametrize("n,k", [(5000, 10), (5000, 32), (3000, 200), (100, 1000), (60, 1000)])
 def test_selection_paths_on_long_lists(order, n, k):
     """Long lists in adversarial orders exercise the insertion list, its fallback to
     quickselect, and the full sort."""
