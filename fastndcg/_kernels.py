@@ -494,6 +494,20 @@ def _dcg_small_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf
 
     def by_value(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
                  top, gstart, gsum, gcount, out):
+        if ks[len(ks) - 1] >= n:
+            # the whole (short) list: insertion-sort values and positions together
+            # (strict < keeps input order among ties), then the rank walk needs no
+            # search for tie groups
+            for i in range(n):
+                v = scores[lo + i]
+                j = i
+                while j > 0 and top[j - 1] < v:
+                    top[j] = top[j - 1]
+                    buf[j] = buf[j - 1]
+                    j -= 1
+                top[j] = v
+                buf[j] = i
+            return n
         m = top_values(scores, lo, n, ks[len(ks) - 1], top)
         if m < 0:
             return -1
