@@ -10,21 +10,34 @@ Layout: query ``q`` owns rows ``offsets[q]:offsets[q+1]`` of ``scores`` and
 (the labels the ideal ordering is built from: the same arrays in list mode, all
 judged documents in qrels mode).
 
-Per query, with K = min(largest cutoff, n):
+Per query, with m = min(largest cutoff, n):
 
-1. *Selection.* Candidates better than a running threshold are appended to a
-   buffer of 2K slots; when it fills, a quickselect keeps its best K and the
-   K-th becomes the new threshold. O(n) expected for any input order, then the
-   K survivors are sorted: O(K log K). No full sort of a long list.
-2. *Ranking order* is score descending, then a strict tie-break (input
-   position; gain for optimistic/pessimistic; a key for trec), so selection is
+1. *Small cuts* (m <= 64, average or stable ties; the usual case). The top m
+   keys are kept by a branch-free max/min chain (:func:`top_values`): packed
+   ``score key << 32 | ~position`` for scores of at most 32 bits, so survivors
+   carry their positions; plain values otherwise, and one more pass over the
+   query puts items into their tie groups (:func:`_dcg_from_values`). A whole
+   short list is insertion-sorted. Long lists only send rows beating the m-th
+   key down the chain, within a budget that falls back to step 2, so the cost
+   stays O(n) whatever the input order.
+2. *General path* (other tie modes, large cuts): candidates better than a
+   running threshold fill a buffer of 2m slots; when it fills, a quickselect
+   keeps its best m and the m-th becomes the new threshold: O(n) expected for
+   any input order, then the m survivors are sorted, O(m log m) (introsort,
+   heapsort past a depth limit). No full sort of a long list.
+3. *Ranking order* is score descending, then a strict tie-break (input
+   position; gain for optimistic/pessimistic; a key for trec), so results are
    deterministic and independent of thread count and batch split.
-3. *Tie-aware DCG* ("average"): each rank r <= K carries the mean gain of its
+4. *Tie-aware DCG* ("average"): each rank r <= m carries the mean gain of its
    tie group; the group at the cut is completed by one pass over the query
-   (its members beyond K count in the mean, not in the discounts). All
-   cutoffs are read off one running sum.
-4. *IDCG* selects the K largest gains the same way, or, for small
-   non-negative integer labels, counts labels in a histogram (O(n + L)).
+   (its members beyond m count in the mean, not in the discounts). All
+   cutoffs are read off one running sum (:func:`_walk`).
+5. *IDCG* counts small non-negative integer labels in a histogram (O(n + L);
+   eight 8-bit counters in one register for short lists), else selects the m
+   largest gains as above.
+
+Numba-level inlining is used for the per-query hot path only: it removes call
+overhead of ~20 array arguments per query, at the price of compile time.
 """
 
 from __future__ import annotations
@@ -574,24 +587,20 @@ def idcg_one(q, lo, n, ks, disc, scores, labels, keys, gmode, table, hist_order,
                 j = _record(acc, p, ks, j, out, q)
             if p >= kmax:
                 break
-    elif gmode != TABLE and min(kmax, n) <= len(top_l):
-        # monotone gains rank like the labels themselves: select label values
-        m = top_values(labels, lo, n, kmax, top_l)
-        if m < 0:
+    else:
+        m = -1
+        if gmode != TABLE and min(kmax, n) <= len(top_l):
+            # monotone gains rank like the labels themselves: select label values
+            m = top_values(labels, lo, n, kmax, top_l)
+        by_value = m >= 0
+        if not by_value:
+            # BY_GAIN reads labels only: scores and keys are passed so that this call
+            # shares its compiled specialisation with the DCG's
             m = top_k(buf, stack, lo, n, kmax, BY_GAIN, scores, labels, keys, STABLE, gmode,
                       table)
-            for p in range(m):
-                top_l[p] = labels[lo + buf[p]]
         for p in range(m):
-            acc += gain_value(top_l[p], gmode, table) * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    else:
-        # BY_GAIN reads labels only: scores and keys are passed so that this call
-        # shares its compiled specialisation with the DCG's
-        m = top_k(buf, stack, lo, n, kmax, BY_GAIN, scores, labels, keys, STABLE, gmode,
-                  table)
-        for p in range(m):
-            acc += gain_value(labels[lo + buf[p]], gmode, table) * disc[p]
+            label = top_l[p] if by_value else labels[lo + buf[p]]
+            acc += gain_value(label, gmode, table) * disc[p]
             j = _record(acc, p + 1, ks, j, out, q)
     while j < len(ks):
         out[q, j] = acc
