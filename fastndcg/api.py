@@ -618,9 +618,7 @@ def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore
         scores = np.ascontiguousarray(_numeric(y_score, "y_score", _WIDEN_SCORES)).ravel()
         tmode = K.AVERAGE
     batch = _Batch(offsets, scores, np.ascontiguousarray(labels).ravel())
-    lo, hi = float(y_true.min()), float(y_true.max())
-    info = _LabelInfo(bool((y_true == np.round(y_true)).all()) if y_true.dtype.kind == "f"
-                      else True, lo, hi)
+    _, info = _scan(batch, check_scores=False)  # values were checked as scikit-learn does
     return _run(batch, [k], _Gain(K.LINEAR, np.zeros(1)), tmode, log_base, info, True, want_idcg)
 
 
