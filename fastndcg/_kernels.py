@@ -700,3 +700,131 @@ def scan_values(scores, labels, n_chunks):
             lmin[c] = lo
             lmax[c] = hi
     return first, lmin, lmax
+
+
+# --------------------------------------------------------------------------- strings
+# Document ids arrive as Arrow strings: ``data`` (uint8 bytes) and ``soff`` (int64
+# offsets; string i is data[soff[i]:soff[i+1]]). Groups are CSR ``goff`` as above;
+# ``perm`` holds positions local to the group. Comparison is byte order (strcmp),
+# which is what trec_eval uses for document ids.
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _str_cmp(d1, o1, i, d2, o2, j):
+    """-1, 0, 1 as string i of (d1, o1) sorts before, equal to, after string j of (d2, o2)."""
+    a, a_end = o1[i], o1[i + 1]
+    b, b_end = o2[j], o2[j + 1]
+    while a < a_end and b < b_end:
+        x = d1[a]
+        y = d2[b]
+        if x != y:
+            return -1 if x < y else 1
+        a += 1
+        b += 1
+    la = a_end - a
+    lb = b_end - b
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@njit(cache=CACHE, nogil=True)
+def _sort_group_strings(lo, n, data, soff, perm, scratch):
+    """Stable sort of the group's strings: perm[lo:lo+n] <- local positions in byte order."""
+    for i in range(n):
+        perm[lo + i] = i
+    # insertion sort of runs of 16, then bottom-up merges through ``scratch``
+    run = 16
+    for s in range(0, n, run):
+        e = min(s + run, n)
+        for i in range(s + 1, e):
+            x = perm[lo + i]
+            j = i - 1
+            while j >= s and _str_cmp(data, soff, lo + x, data, soff, lo + perm[lo + j]) < 0:
+                perm[lo + j + 1] = perm[lo + j]
+                j -= 1
+            perm[lo + j + 1] = x
+    src, dst = perm, scratch
+    width = run
+    while width < n:
+        for s in range(0, n, 2 * width):
+            mid = min(s + width, n)
+            e = min(s + 2 * width, n)
+            i, j, t = s, mid, s
+            while i < mid and j < e:
+                if _str_cmp(data, soff, lo + src[lo + j], data, soff, lo + src[lo + i]) < 0:
+                    dst[lo + t] = src[lo + j]
+                    j += 1
+                else:
+                    dst[lo + t] = src[lo + i]
+                    i += 1
+                t += 1
+            while i < mid:
+                dst[lo + t] = src[lo + i]
+                i += 1
+                t += 1
+            while j < e:
+                dst[lo + t] = src[lo + j]
+                j += 1
+                t += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not perm:
+        for i in range(n):
+            perm[lo + i] = src[lo + i]
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def sort_strings_by_group(goff, data, soff, chunks, perm, first_dup):
+    """Per group: ``perm`` <- local positions in string order; ``first_dup[g]`` <- the
+    row of a string equal to another of its group (the later one in that order), or -1."""
+    scratch = np.empty_like(perm)
+    for c in prange(len(chunks) - 1):
+        for g in range(chunks[c], chunks[c + 1]):
+            lo = goff[g]
+            n = goff[g + 1] - lo
+            _sort_group_strings(lo, n, data, soff, perm, scratch)
+            first_dup[g] = -1
+            for i in range(1, n):
+                a = lo + perm[lo + i - 1]
+                b = lo + perm[lo + i]
+                if _str_cmp(data, soff, a, data, soff, b) == 0:
+                    first_dup[g] = b
+                    break
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def join_judgments(goff, data, soff, perm, judged_q, joff, jdata, jsoff, jperm, jlabels,
+                   chunks, out_labels, out_keys):
+    """Qrels join for groups sorted by :func:`sort_strings_by_group` on both sides.
+
+    Group g of the run is judged by group ``judged_q[g]`` of the qrels (-1: none).
+    ``out_labels[row]`` <- the judged label of the row's document, 0 if unjudged;
+    ``out_keys[row]`` <- the rank of the row's document id in its group's string
+    order (so ranking by key descending is trec_eval's docno-descending tie-break).
+    One merge of the two sorted lists per group: O(n + judged)."""
+    for c in prange(len(chunks) - 1):
+        for g in range(chunks[c], chunks[c + 1]):
+            lo = goff[g]
+            n = goff[g + 1] - lo
+            for i in range(n):
+                row = lo + perm[lo + i]
+                out_keys[row] = i
+                out_labels[row] = 0
+            jq = judged_q[g]
+            if jq < 0:
+                continue
+            jlo = joff[jq]
+            m = joff[jq + 1] - jlo
+            i = 0
+            t = 0
+            while i < n and t < m:
+                row = lo + perm[lo + i]
+                jrow = jlo + jperm[jlo + t]
+                d = _str_cmp(data, soff, row, jdata, jsoff, jrow)
+                if d < 0:
+                    i += 1
+                elif d > 0:
+                    t += 1
+                else:
+                    out_labels[row] = jlabels[jrow]
+                    i += 1

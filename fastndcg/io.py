@@ -1,0 +1,354 @@
+"""Sources -> record batches: Parquet files, directories and globs, Arrow tables,
+datasets and readers, pandas and polars DataFrames, and TREC run/qrels text files.
+
+Only the needed columns are read. Every problem with a source (a missing file or
+column, a column of the wrong type, a corrupt file, a malformed TREC line) is a
+``ValueError``/``TypeError``/``FileNotFoundError`` naming the source, the column
+or line, and the fix. Grouping rows into queries is :mod:`fastndcg.evaluate`'s job.
+
+Files of a directory or glob are read in sorted path order (so ``part-0000``,
+``part-0001``, ... keep a query that straddles two files whole); names starting
+with ``.`` or ``_`` (``_SUCCESS``, ``.crc``) are skipped, as Spark and Hive do.
+
+>>> import pyarrow as pa
+>>> src = open_source(pa.table({"q": [1, 1], "s": [0.5, 0.2], "x": ["a", "b"]}), {"q": "query", "s": "score"})
+>>> [b.column_names for b in src.batches()]
+[['q', 's']]
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+__all__ = ["Source", "open_source", "read_trec_run", "read_trec_qrels", "is_parquet_file"]
+
+_ARROW_ERRORS = (pa.ArrowException, OSError)
+_HIDDEN = (".", "_")
+
+
+@dataclass
+class Source:
+    """A re-readable (or one-shot) stream of record batches holding ``columns``."""
+    describe: str
+    columns: list[str]
+    num_rows: int | None
+    _open: Callable[[], Iterator[pa.RecordBatch]]
+    rereadable: bool = True
+    _used: bool = field(default=False, repr=False)
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The batches, with exactly ``columns`` in that order; errors name the source."""
+        if self._used and not self.rereadable:
+            raise ValueError(f"{self.describe} can be read only once")
+        self._used = True
+        it = self._open()
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            except _ARROW_ERRORS as err:
+                raise ValueError(f"cannot read {self.describe}: {_short(err)}; is the file "
+                                 f"complete and not corrupt? Write it again") from None
+            if batch.num_rows:
+                yield batch
+
+
+def _short(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+# --------------------------------------------------------------------------- column checks
+
+_KINDS = {
+    "query": ("query ids", "integers or strings"),
+    "doc": ("document ids", "integers or strings"),
+    "score": ("scores", "numbers"),
+    "label": ("labels", "numbers"),
+}
+_OPTIONS = {"query": "query= / --query-col", "doc": "doc= / --doc-col",
+            "score": "score= / --score-col", "label": "label= / --label-col"}
+
+
+def _type_ok(role: str, t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if role in ("score", "label"):
+        return pa.types.is_integer(t) or pa.types.is_floating(t)
+    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or str(t) in ("string_view", "binary_view"))
+
+
+def check_columns(schema: pa.Schema, roles: dict[str, str], describe: str) -> None:
+    """Every wanted column exists and has a usable type, or a clear error."""
+    names = schema.names
+    for name, role in roles.items():
+        if name not in names:
+            raise ValueError(f"column {name!r} ({_KINDS[role][0]}) not found in {describe}; it has "
+                             f"columns {', '.join(map(repr, names)) or '(none)'}. Name the right one "
+                             f"with {_OPTIONS[role]}")
+        t = schema.field(name).type
+        if not _type_ok(role, t):
+            raise TypeError(f"column {name!r} of {describe} has type {t}, but {_KINDS[role][0]} "
+                            f"must be {_KINDS[role][1]}; cast it, or name another column with "
+                            f"{_OPTIONS[role]}")
+
+
+# --------------------------------------------------------------------------- opening sources
+
+def is_parquet_file(path: str) -> bool:
+    """True when the file starts with Parquet's magic bytes."""
+    with open(path, "rb") as f:
+        return f.read(4) == b"PAR1"
+
+
+def _parquet_paths(source: str) -> tuple[list[str], str]:
+    if any(ch in source for ch in "*?["):
+        paths = sorted(p for p in glob.glob(source, recursive=True)
+                       if os.path.isfile(p) and not os.path.basename(p).startswith(_HIDDEN))
+        if not paths:
+            raise FileNotFoundError(f"no files match {source!r}; check the pattern")
+        return paths, f"{source!r} ({len(paths)} files)"
+    if os.path.isdir(source):
+        paths = []
+        for root, dirs, files in os.walk(source):
+            dirs[:] = [d for d in dirs if not d.startswith(_HIDDEN)]
+            paths += [os.path.join(root, f) for f in files if not f.startswith(_HIDDEN)]
+        paths.sort()
+        if not paths:
+            raise FileNotFoundError(f"directory {source!r} holds no data files")
+        return paths, f"directory {source!r} ({len(paths)} files)"
+    if not os.path.exists(source):
+        raise FileNotFoundError(f"{source!r} does not exist; check the path")
+    return [source], repr(source)
+
+
+def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Source:
+    paths, describe = _parquet_paths(source)
+    total = 0
+    for p in paths:
+        if not is_parquet_file(p):
+            raise ValueError(f"{p!r} is not a Parquet file (no PAR1 magic bytes); evaluate reads "
+                             f"Parquet logs, or a TREC run text file together with qrels")
+        try:
+            meta = pq.ParquetFile(p).metadata
+            schema = meta.schema.to_arrow_schema()
+        except _ARROW_ERRORS as err:
+            raise ValueError(f"cannot read {p!r} as Parquet: {_short(err)}; is the file complete "
+                             f"and not corrupt? Write it again") from None
+        check_columns(schema, roles, repr(p) if len(paths) > 1 else describe)
+        total += meta.num_rows
+    cols = list(roles)
+
+    def open_():
+        # one file after another, one row group's worth of batches at a time: memory
+        # stays at a batch or two whatever the size of the log
+        for p in paths:
+            with pq.ParquetFile(p) as f:
+                yield from f.iter_batches(batch_size=batch_rows, columns=cols, use_threads=True)
+
+    return Source(describe, cols, total, open_)
+
+
+def _dataset_source(dataset: ds.Dataset, roles: dict[str, str], describe: str,
+                    batch_rows: int, num_rows: int | None = None) -> Source:
+    check_columns(dataset.schema, roles, describe)
+    cols = list(roles)
+
+    def open_():
+        return iter(dataset.to_batches(columns=cols, batch_size=batch_rows, batch_readahead=4,
+                                       fragment_readahead=2, use_threads=True))
+
+    return Source(describe, cols, num_rows, open_)
+
+
+def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
+                  batch_rows: int) -> Source:
+    check_columns(table.schema, roles, describe)
+    cols = list(roles)
+    table = table.select(cols)
+    return Source(describe, cols, table.num_rows,
+                  lambda: iter(table.to_batches(max_chunksize=batch_rows)))
+
+
+def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
+                   batch_rows: int) -> Source:
+    describe = "the RecordBatchReader"
+    check_columns(reader.schema, roles, describe)
+    cols = list(roles)
+
+    def open_():
+        for batch in reader:
+            batch = batch.select(cols)
+            for start in range(0, batch.num_rows, batch_rows):
+                yield batch.slice(start, batch_rows)
+
+    return Source(describe, cols, None, open_, rereadable=False)
+
+
+def _frame_table(source) -> tuple[pa.Table, str] | None:
+    module = type(source).__module__.split(".")[0]
+    if module == "pandas" and type(source).__name__ == "DataFrame":
+        return pa.Table.from_pandas(source, preserve_index=False), "the pandas DataFrame"
+    if module == "polars" and type(source).__name__ in ("DataFrame", "LazyFrame"):
+        frame = source.collect() if type(source).__name__ == "LazyFrame" else source
+        return frame.to_arrow(), "the polars DataFrame"
+    return None
+
+
+def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
+                trec: Callable[[str], pa.Table] | None = None) -> Source:
+    """A :class:`Source` reading columns ``roles`` (name -> "query"/"doc"/"score"/"label").
+
+    ``trec``: a reader for non-Parquet files (qrels mode reads TREC runs with it);
+    without it a file must be Parquet."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if isinstance(source, str):
+        if trec is not None and os.path.isfile(source) and not is_parquet_file(source):
+            return _table_source(trec(source), roles, repr(source), batch_rows)
+        return _parquet_source(source, roles, batch_rows)
+    if isinstance(source, pa.RecordBatch):
+        source = pa.Table.from_batches([source])
+    if isinstance(source, pa.Table):
+        return _table_source(source, roles, "the Arrow table", batch_rows)
+    if isinstance(source, ds.Dataset):
+        return _dataset_source(source, roles, "the Arrow dataset", batch_rows)
+    if isinstance(source, pa.RecordBatchReader):
+        return _reader_source(source, roles, batch_rows)
+    frame = _frame_table(source)
+    if frame is not None:
+        return _table_source(frame[0], roles, frame[1], batch_rows)
+    raise TypeError(f"cannot read a {type(source).__name__} as a search log; pass a Parquet "
+                    f"file, directory or glob, a pyarrow Table / Dataset / RecordBatchReader, "
+                    f"or a pandas or polars DataFrame")
+
+
+def read_table(source, roles: dict[str, str], trec: Callable[[str], pa.Table] | None = None
+               ) -> pa.Table:
+    """The whole source as one table of the ``roles`` columns (for qrels)."""
+    src = open_source(source, roles, trec=trec)
+    batches = list(src.batches())
+    if not batches:
+        return pa.table({name: pa.array([], type=pa.null()) for name in roles}).select(list(roles))
+    return pa.Table.from_batches(batches)
+
+
+# --------------------------------------------------------------------------- TREC text files
+
+_RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
+_QREL_FIELDS = ("qid", "iter", "docno", "rel")
+_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
+
+
+def _fast_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
+               delimiter: str) -> pa.Table:
+    import pyarrow.csv as csv
+
+    names = [f"f{i}" for i in range(len(fields))]
+    table = csv.read_csv(
+        path,
+        read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
+        parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False,
+                                       double_quote=False, escape_char=False),
+        convert_options=csv.ConvertOptions(
+            include_columns=[names[i] for i in take],
+            column_types={names[i]: t for i, (_, t) in take.items()},
+            strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]))
+    cols = []
+    for i, (_, t) in take.items():
+        col = table[names[i]]
+        if delimiter != " " and pa.types.is_string(t):
+            col = pc.utf8_trim_whitespace(col)
+        cols.append(col)
+    return pa.table(cols, names=[n for n, _ in take.values()])
+
+
+def _lines(path: str) -> pa.Array:
+    try:
+        with pa.input_stream(path, compression="detect") as f:
+            data = f.read()
+    except _ARROW_ERRORS as err:
+        raise ValueError(f"cannot read {path!r}: {_short(err)}") from None
+    try:
+        text = pa.array([data], pa.large_binary()).cast(pa.large_string())
+    except pa.ArrowInvalid:
+        raise ValueError(f"{path!r} is not UTF-8 text; is it a TREC file?") from None
+    return pc.split_pattern(text, "\n")[0].values
+
+
+def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]]) -> pa.Table:
+    """Any whitespace, trailing fields, exact line numbers in errors."""
+    lines = pc.utf8_trim_whitespace(_lines(path))
+    keep = pc.not_equal(pc.utf8_length(lines), 0)
+    line_no = pc.filter(pa.array(range(1, len(lines) + 1), pa.int64()), keep)
+    lines = pc.filter(lines, keep)
+    parts = pc.split_pattern_regex(lines, r"[ \t\r\f\v]+")
+    short = pc.less(pc.list_value_length(parts), len(fields))
+    if pc.any(short).as_py():
+        i = pc.index(short, True).as_py()
+        raise ValueError(f"{path}:{line_no[i].as_py()}: expected {len(fields)} whitespace-separated "
+                         f"fields ({' '.join(fields)}), got {lines[i].as_py()!r}; fix or remove the line")
+    cols = []
+    for i, (name, t) in take.items():
+        col = pc.list_element(parts, i)
+        if not pa.types.is_string(t):
+            bad = pc.invert(pc.match_substring_regex(col, _NUMBER, ignore_case=True))
+            if pc.any(bad).as_py():
+                j = pc.index(bad, True).as_py()
+                raise ValueError(f"{path}:{line_no[j].as_py()}: field {fields[i]} must be a number, "
+                                 f"got {col[j].as_py()!r}; fix or remove the line")
+            as_float = col.cast(pa.float64())
+            if pa.types.is_integer(t) and not pc.all(pc.equal(pc.floor(as_float), as_float)).as_py():
+                t = pa.float64()  # fractional relevance grades are allowed
+            col = as_float.cast(t)
+        cols.append(col)
+    return pa.table(cols, names=[n for n, _ in take.values()])
+
+
+def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]]) -> pa.Table:
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path!r} does not exist; check the path")
+    if os.path.isdir(path):
+        raise ValueError(f"{path!r} is a directory; a TREC file is one text file")
+    with pa.input_stream(path, compression="detect") as f:
+        head = f.read(4096)
+    first = head.split(b"\n", 1)[0]
+    delimiter = "\t" if b"\t" in first else " "
+    try:
+        return _fast_read(path, fields, take, delimiter)
+    except _ARROW_ERRORS:
+        return _slow_read(path, fields, take)
+
+
+def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
+                  score: str = "score") -> pa.Table:
+    """A TREC run file (``qid Q0 docno rank score tag``, .gz/.bz2/.zst too) as a table
+    of query (string), doc (string), score (float64). ``rank`` is ignored, as by
+    trec_eval; fields after ``tag`` are ignored. Separators: any spaces or tabs.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = open(p, "w").write("q1 Q0 d1 1 2.5 tag\\nq1 Q0 d2 2 1.5 tag extra\\n")
+    >>> read_trec_run(p).to_pydict()
+    {'query_id': ['q1', 'q1'], 'doc_id': ['d1', 'd2'], 'score': [2.5, 1.5]}
+    """
+    return _read_trec(os.fspath(path), _RUN_FIELDS,
+                      {0: (query, pa.string()), 2: (doc, pa.string()), 4: (score, pa.float64())})
+
+
+def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
+                    label: str = "label") -> pa.Table:
+    """A TREC qrels file (``qid iter docno rel``) as a table of query (string), doc
+    (string), label (int64; float64 when a grade is fractional)."""
+    return _read_trec(os.fspath(path), _QREL_FIELDS,
+                      {0: (query, pa.string()), 2: (doc, pa.string()), 3: (label, pa.int64())})
