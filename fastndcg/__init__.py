@@ -10,6 +10,8 @@ array([0.23981247, 1.        ])
 
 from . import reference
 from .api import dcg, dcg_score, idcg, ndcg, ndcg_score
+from .evaluate import Report, evaluate
 
 __version__ = "0.1.0"
-__all__ = ["ndcg", "dcg", "idcg", "ndcg_score", "dcg_score", "reference", "__version__"]
+__all__ = ["ndcg", "dcg", "idcg", "ndcg_score", "dcg_score", "evaluate", "Report", "reference",
+           "__version__"]

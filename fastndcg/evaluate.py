@@ -295,7 +295,7 @@ def _query_chunks(source: io.Source, query: str, progress: Progress | None = Non
     tail: list[pa.RecordBatch] = []
     tail_id = None
     row0 = 0
-    batches = source.batches()
+    batches = source.batches(prefetch=True)
 
     def close_tail():
         table = pa.Table.from_batches(tail).combine_chunks()

@@ -44,12 +44,15 @@ class Source:
     rereadable: bool = True
     _used: bool = field(default=False, repr=False)
 
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The batches, with exactly ``columns`` in that order; errors name the source."""
+    def batches(self, prefetch: bool = False) -> Iterator[pa.RecordBatch]:
+        """The batches, with exactly ``columns`` in that order; errors name the source.
+
+        ``prefetch``: decode the next batch in a background thread while the caller
+        works on this one (one batch ahead, so memory grows by one batch)."""
         if self._used and not self.rereadable:
             raise ValueError(f"{self.describe} can be read only once")
         self._used = True
-        it = self._open()
+        it = _prefetched(self._open()) if prefetch else self._open()
         while True:
             try:
                 batch = next(it)
@@ -60,6 +63,28 @@ class Source:
                                  f"complete and not corrupt? Write it again") from None
             if batch.num_rows:
                 yield batch
+
+
+def _prefetched(it: Iterator) -> Iterator:
+    """``it``, with the next item produced by a worker thread while this one is used."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    done = object()
+
+    def step():
+        try:
+            return next(it)
+        except StopIteration:
+            return done
+
+    with ThreadPoolExecutor(1, thread_name_prefix="fastndcg-read") as pool:
+        future = pool.submit(step)
+        while True:
+            item = future.result()
+            if item is done:
+                return
+            future = pool.submit(step)
+            yield item
 
 
 def _short(err: Exception) -> str:
