@@ -704,20 +704,39 @@ def scan_values(scores, labels, n_chunks):
 
 # --------------------------------------------------------------------------- strings
 # Document ids arrive as Arrow strings: ``data`` (uint8 bytes) and ``soff`` (int64
-# offsets; string i is data[soff[i]:soff[i+1]]). Groups are CSR ``goff`` as above;
-# ``perm`` holds positions local to the group. Comparison is byte order (strcmp),
-# which is what trec_eval uses for document ids.
+# offsets; string i is data[soff[i]:soff[i+1]]), plus ``pre``: each string's first
+# 8 bytes as a big-endian integer (zero padded), so most comparisons are one integer
+# comparison. Groups are CSR ``goff`` as above; ``perm`` holds positions local to
+# the group. Order is byte order (strcmp), as trec_eval compares document ids.
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def string_prefixes(data, soff, out):
+    """out[i] <- the first 8 bytes of string i as a big-endian uint64, zero padded."""
+    for i in prange(len(out)):
+        a = soff[i]
+        e = soff[i + 1]
+        v = np.uint64(0)
+        for j in range(8):
+            v <<= np.uint64(8)
+            if a + j < e:
+                v |= np.uint64(data[a + j])
+        out[i] = v
+
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def _str_cmp(d1, o1, i, d2, o2, j):
-    """-1, 0, 1 as string i of (d1, o1) sorts before, equal to, after string j of (d2, o2)."""
+def _str_cmp(p1, d1, o1, i, p2, d2, o2, j):
+    """-1, 0, 1 as string i of (p1, d1, o1) sorts before, equal to, after string j of (p2, d2, o2)."""
+    x = p1[i]
+    y = p2[j]
+    if x != y:
+        return -1 if x < y else 1
     a, a_end = o1[i], o1[i + 1]
     b, b_end = o2[j], o2[j + 1]
     while a < a_end and b < b_end:
-        x = d1[a]
-        y = d2[b]
-        if x != y:
-            return -1 if x < y else 1
+        u = d1[a]
+        v = d2[b]
+        if u != v:
+            return -1 if u < v else 1
         a += 1
         b += 1
     la = a_end - a
@@ -728,7 +747,7 @@ def _str_cmp(d1, o1, i, d2, o2, j):
 
 
 @njit(cache=CACHE, nogil=True)
-def _sort_group_strings(lo, n, data, soff, perm, scratch):
+def _sort_group_strings(lo, n, pre, data, soff, perm, scratch):
     """Stable sort of the group's strings: perm[lo:lo+n] <- local positions in byte order."""
     for i in range(n):
         perm[lo + i] = i
@@ -739,7 +758,8 @@ def _sort_group_strings(lo, n, data, soff, perm, scratch):
         for i in range(s + 1, e):
             x = perm[lo + i]
             j = i - 1
-            while j >= s and _str_cmp(data, soff, lo + x, data, soff, lo + perm[lo + j]) < 0:
+            while j >= s and _str_cmp(pre, data, soff, lo + x, pre, data, soff,
+                                      lo + perm[lo + j]) < 0:
                 perm[lo + j + 1] = perm[lo + j]
                 j -= 1
             perm[lo + j + 1] = x
@@ -751,7 +771,8 @@ def _sort_group_strings(lo, n, data, soff, perm, scratch):
             e = min(s + 2 * width, n)
             i, j, t = s, mid, s
             while i < mid and j < e:
-                if _str_cmp(data, soff, lo + src[lo + j], data, soff, lo + src[lo + i]) < 0:
+                if _str_cmp(pre, data, soff, lo + src[lo + j], pre, data, soff,
+                            lo + src[lo + i]) < 0:
                     dst[lo + t] = src[lo + j]
                     j += 1
                 else:
@@ -774,7 +795,7 @@ def _sort_group_strings(lo, n, data, soff, perm, scratch):
 
 
 @njit(parallel=True, cache=CACHE, nogil=True)
-def sort_strings_by_group(goff, data, soff, chunks, perm, first_dup):
+def sort_strings_by_group(goff, pre, data, soff, chunks, perm, first_dup):
     """Per group: ``perm`` <- local positions in string order; ``first_dup[g]`` <- the
     row of a string equal to another of its group (the later one in that order), or -1."""
     scratch = np.empty_like(perm)
@@ -782,25 +803,26 @@ def sort_strings_by_group(goff, data, soff, chunks, perm, first_dup):
         for g in range(chunks[c], chunks[c + 1]):
             lo = goff[g]
             n = goff[g + 1] - lo
-            _sort_group_strings(lo, n, data, soff, perm, scratch)
+            _sort_group_strings(lo, n, pre, data, soff, perm, scratch)
             first_dup[g] = -1
             for i in range(1, n):
                 a = lo + perm[lo + i - 1]
                 b = lo + perm[lo + i]
-                if _str_cmp(data, soff, a, data, soff, b) == 0:
+                if _str_cmp(pre, data, soff, a, pre, data, soff, b) == 0:
                     first_dup[g] = b
                     break
 
 
 @njit(parallel=True, cache=CACHE, nogil=True)
-def join_judgments(goff, data, soff, perm, judged_q, joff, jdata, jsoff, jperm, jlabels,
-                   chunks, out_labels, out_keys):
+def join_judgments(goff, pre, data, soff, perm, judged_q, joff, jpre, jdata, jsoff, jperm,
+                   jlabels, chunks, out_labels, out_order):
     """Qrels join for groups sorted by :func:`sort_strings_by_group` on both sides.
 
     Group g of the run is judged by group ``judged_q[g]`` of the qrels (-1: none).
     ``out_labels[row]`` <- the judged label of the row's document, 0 if unjudged;
-    ``out_keys[row]`` <- the rank of the row's document id in its group's string
-    order (so ranking by key descending is trec_eval's docno-descending tie-break).
+    ``out_order[goff[g] + i]`` <- the row whose document id is i-th in *descending*
+    string order within its group (so "input order wins" ties over rows taken in
+    this order are trec_eval's docno-descending tie-break).
     One merge of the two sorted lists per group: O(n + judged)."""
     for c in prange(len(chunks) - 1):
         for g in range(chunks[c], chunks[c + 1]):
@@ -808,7 +830,7 @@ def join_judgments(goff, data, soff, perm, judged_q, joff, jdata, jsoff, jperm, 
             n = goff[g + 1] - lo
             for i in range(n):
                 row = lo + perm[lo + i]
-                out_keys[row] = i
+                out_order[lo + n - 1 - i] = row
                 out_labels[row] = 0
             jq = judged_q[g]
             if jq < 0:
@@ -820,7 +842,7 @@ def join_judgments(goff, data, soff, perm, judged_q, joff, jdata, jsoff, jperm, 
             while i < n and t < m:
                 row = lo + perm[lo + i]
                 jrow = jlo + jperm[jlo + t]
-                d = _str_cmp(data, soff, row, jdata, jsoff, jrow)
+                d = _str_cmp(pre, data, soff, row, jpre, jdata, jsoff, jrow)
                 if d < 0:
                     i += 1
                 elif d > 0:

@@ -186,7 +186,7 @@ def _options(k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels) ->
     cutoffs, _ = api._cutoffs(k)
     gain_spec = api._gain(gain)
     ties = api._choice("ties", ties, (*api._TIES, "trec"))
-    tmode = K.KEY_DESC if ties == "trec" else api._TIES[ties]
+    tmode = K.STABLE if ties == "trec" else api._TIES[ties]  # rows are put in trec order
     base = api._log_base(log_base)
     api._choice("zero_idcg", zero_idcg, api._ZERO_IDCG)
     api._choice("nan_scores", nan_scores, api._NAN_SCORES)
@@ -237,6 +237,14 @@ def _string_buffers(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if len(data) == 0:
         data = np.zeros(1, np.uint8)
     return data, offsets
+
+
+def _strings(col: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(8-byte prefixes, bytes, offsets) of string ids, for the string kernels."""
+    data, soff = _string_buffers(col)
+    pre = np.empty(len(soff) - 1, np.uint64)
+    K.string_prefixes(data, soff, pre)
+    return pre, data, soff
 
 
 def _numbers(col: pa.Array, widen: dict) -> np.ndarray:
@@ -354,7 +362,8 @@ def _regroup(table: pa.Table, query: str) -> _Chunk:
 class _Qrels:
     ids: pa.Array          # unique judged query ids (int64 or large_string)
     offsets: np.ndarray    # judgments of query j: rows offsets[j]:offsets[j+1]
-    data: np.ndarray       # document id bytes / offsets, grouped by query
+    pre: np.ndarray        # document id prefixes / bytes / offsets, grouped by query
+    data: np.ndarray
     soff: np.ndarray
     perm: np.ndarray       # per query: positions in document id order
     labels: np.ndarray     # per judgment, after the negative_labels policy
@@ -374,10 +383,11 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
     if table is None or table.num_rows == 0:
         raise ValueError(f"the {src.describe} hold no judgments; check the file")
     chunk = _regroup(table, query)
-    data, soff = _string_buffers(chunk.table.column(doc))
+    pre, data, soff = _strings(chunk.table.column(doc))
     perm = np.empty(chunk.table.num_rows, np.int64)
     dup = np.empty(len(chunk.ids), np.int64)
-    K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm, dup)
+    K.sort_strings_by_group(chunk.offsets, pre, data, soff, _chunk_bounds(chunk.offsets), perm,
+                            dup)
     bad = np.flatnonzero(dup >= 0)
     if len(bad):
         q = int(bad[0])
@@ -389,7 +399,7 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
     batch = api._Batch(chunk.offsets, labels, labels, ids=_Names(chunk.ids))
     info = api._check_values(batch, opts.gain, "error", opts.negative_labels, check_scores=False)
     info = api._LabelInfo(info.integer, min(info.lo, 0.0), max(info.hi, 0.0))
-    return _Qrels(chunk.ids, chunk.offsets, data, soff, perm, batch.labels, info,
+    return _Qrels(chunk.ids, chunk.offsets, pre, data, soff, perm, batch.labels, info,
                   _as_strings(chunk.table.column(doc)))
 
 
@@ -422,11 +432,13 @@ class _Scorer:
         self.seen = None if qrels is None else np.zeros(len(qrels.ids), bool)
         self.complete = complete
 
-    def _doc_order(self, chunk: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        data, soff = _string_buffers(chunk.table.column(self.doc))
+    def _doc_order(self, chunk: _Chunk) -> tuple:
+        """Document ids sorted within each query; a duplicate is an error."""
+        pre, data, soff = _strings(chunk.table.column(self.doc))
         perm = np.empty(chunk.table.num_rows, np.int64)
         dup = np.empty(len(chunk.ids), np.int64)
-        K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm, dup)
+        K.sort_strings_by_group(chunk.offsets, pre, data, soff, _chunk_bounds(chunk.offsets),
+                                perm, dup)
         bad = np.flatnonzero(dup >= 0)
         if len(bad):
             q = int(bad[0])
@@ -434,48 +446,51 @@ class _Scorer:
             what = "run" if self.qrels is not None else "log"
             raise ValueError(f"the {what} lists document {d!r} more than once for query "
                              f"{chunk.ids[q].as_py()!r}; keep one row per (query, document)")
-        return data, soff, perm
+        return pre, data, soff, perm
 
     def score_chunk(self, chunk: _Chunk) -> _Scored:
         opts = self.opts
         names = _Names(chunk.ids)
         scores = _numbers(chunk.table.column(self.score), api._WIDEN_SCORES)
-        keys = None
         ideal = None
         info_override = None
         judged_q = None
+        order = None
         if self.qrels is None:
             labels = _numbers(chunk.table.column(self.label), api._WIDEN_LABELS)
             if opts.ties == "trec":
-                data, soff, perm = self._doc_order(chunk)
-                keys = np.empty(len(scores), np.int64)
+                pre, data, soff, perm = self._doc_order(chunk)
+                order = np.empty(len(scores), np.int64)
                 dummy = np.empty(len(scores), np.int64)
                 none = np.full(len(chunk.ids), -1, np.int64)
-                K.join_judgments(chunk.offsets, data, soff, perm, none, chunk.offsets, data,
-                                 soff, perm, dummy, _chunk_bounds(chunk.offsets), dummy, keys)
+                K.join_judgments(chunk.offsets, pre, data, soff, perm, none, chunk.offsets, pre,
+                                 data, soff, perm, dummy, _chunk_bounds(chunk.offsets), dummy,
+                                 order)
         else:
             qr = self.qrels
-            data, soff, perm = self._doc_order(chunk)
+            pre, data, soff, perm = self._doc_order(chunk)
             run_ids, judged_ids = _match_ids(chunk.ids, qr.ids)
             judged_q = pc.index_in(run_ids, value_set=judged_ids).fill_null(-1)
             judged_q = judged_q.to_numpy(zero_copy_only=False).astype(np.int64)
             labels = np.empty(len(scores), qr.labels.dtype)
-            keys = np.empty(len(scores), np.int64)
-            K.join_judgments(chunk.offsets, data, soff, perm, judged_q, qr.offsets, qr.data,
-                             qr.soff, qr.perm, qr.labels, _chunk_bounds(chunk.offsets),
-                             labels, keys)
-            if opts.ties != "trec":
-                keys = None
+            order = np.empty(len(scores), np.int64)
+            K.join_judgments(chunk.offsets, pre, data, soff, perm, judged_q, qr.offsets, qr.pre,
+                             qr.data, qr.soff, qr.perm, qr.labels, _chunk_bounds(chunk.offsets),
+                             labels, order)
             ideal = _gather_ideal(qr, judged_q)
             info_override = qr.info
             self.seen[judged_q[judged_q >= 0]] = True
+        if opts.ties == "trec":
+            # rows in docno-descending order within each query: "input order wins" on
+            # tied scores is then trec_eval's tie-break (opts.tmode is STABLE)
+            scores, labels = scores[order], labels[order]
         batch = api._Batch(chunk.offsets, scores, labels, ids=names)
         info = api._check_values(batch, opts.gain, opts.nan_scores,
                                  "keep" if self.qrels is not None else opts.negative_labels)
         if info_override is not None:
             info = info_override
         dcg, idcg = api._run(batch, opts.cutoffs, opts.gain, opts.tmode, opts.log_base, info,
-                             True, True, keys=keys, ideal=ideal)
+                             True, True, ideal=ideal)
         api._check_finite(idcg, batch, "IDCG")
         api._check_finite(dcg, batch, "DCG")
         values = api._normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
@@ -497,9 +512,8 @@ class _Scorer:
         batch = api._Batch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
                            np.zeros(0, qr.labels.dtype), ids=_Names(qr.ids.take(pa.array(idx))))
         ideal = _gather_ideal(qr, idx.astype(np.int64))
-        keys = np.zeros(0, np.int64) if self.opts.ties == "trec" else None  # same compiled variant
         dcg, idcg = api._run(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,
-                             self.opts.log_base, qr.info, True, True, keys=keys, ideal=ideal)
+                             self.opts.log_base, qr.info, True, True, ideal=ideal)
         values = api._normalise(dcg, idcg, self.opts.zero_idcg, batch, self.opts.cutoffs)
         return _Scored(qr.ids.take(pa.array(idx)), np.zeros(n, np.int64), values,
                        (idcg == 0).any(axis=1))
