@@ -26,7 +26,7 @@ Per query, with m = min(largest cutoff, n):
    any input order, then the m survivors are sorted, O(m log m) (introsort,
    heapsort past a depth limit). No full sort of a long list.
 3. *Ranking order* is score descending, then a strict tie-break (input
-   position; gain for optimistic/pessimistic; a key for trec), so results are
+   position; gain for optimistic/pessimistic), so results are
    deterministic and independent of thread count and batch split.
 4. *Tie-aware DCG* ("average"): each rank r <= m carries the mean gain of its
    tie group; the group at the cut is completed by one pass over the query
@@ -60,7 +60,6 @@ AVERAGE = 0
 STABLE = 1
 OPTIMISTIC = 2
 PESSIMISTIC = 3
-KEY_DESC = 4
 # what a comparison orders by
 BY_SCORE = 0
 BY_GAIN = 1
@@ -93,7 +92,7 @@ def _gain_key(r, gmode, table):
 
 
 @njit(cache=CACHE, nogil=True)
-def _before(a, b, lo, by, scores, labels, keys, tmode, gmode, table):
+def _before(a, b, lo, by, scores, labels, tmode, gmode, table):
     """True when local item ``a`` ranks strictly before local item ``b``."""
     if by == BY_GAIN:
         ga = _gain_key(labels[lo + a], gmode, table)
@@ -110,67 +109,62 @@ def _before(a, b, lo, by, scores, labels, keys, tmode, gmode, table):
         gb = _gain_key(labels[lo + b], gmode, table)
         if ga != gb:
             return (ga > gb) == (tmode == OPTIMISTIC)
-    elif tmode == KEY_DESC:
-        ka = keys[lo + a]
-        kb = keys[lo + b]
-        if ka != kb:
-            return ka > kb
     return a < b
 
 
 @njit(cache=CACHE, nogil=True)
-def _insertion_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table):
+def _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     for i in range(first + 1, last):
         x = buf[i]
         j = i - 1
-        while j >= first and _before(x, buf[j], lo, by, scores, labels, keys, tmode, gmode, table):
+        while j >= first and _before(x, buf[j], lo, by, scores, labels, tmode, gmode, table):
             buf[j + 1] = buf[j]
             j -= 1
         buf[j + 1] = x
 
 
 @njit(cache=CACHE, nogil=True)
-def _sift_down(buf, first, root, size, lo, by, scores, labels, keys, tmode, gmode, table):
+def _sift_down(buf, first, root, size, lo, by, scores, labels, tmode, gmode, table):
     # max-heap on rank order: the parent ranks after (is worse than) its children
     while True:
         child = 2 * root + 1
         if child >= size:
             return
         if child + 1 < size and _before(buf[first + child], buf[first + child + 1], lo, by,
-                                        scores, labels, keys, tmode, gmode, table):
+                                        scores, labels, tmode, gmode, table):
             child += 1
         if not _before(buf[first + root], buf[first + child], lo, by,
-                       scores, labels, keys, tmode, gmode, table):
+                       scores, labels, tmode, gmode, table):
             return
         buf[first + root], buf[first + child] = buf[first + child], buf[first + root]
         root = child
 
 
 @njit(cache=CACHE, nogil=True)
-def _heap_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table):
+def _heap_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     size = last - first
     for root in range(size // 2 - 1, -1, -1):
-        _sift_down(buf, first, root, size, lo, by, scores, labels, keys, tmode, gmode, table)
+        _sift_down(buf, first, root, size, lo, by, scores, labels, tmode, gmode, table)
     for end in range(size - 1, 0, -1):
         buf[first], buf[first + end] = buf[first + end], buf[first]
-        _sift_down(buf, first, 0, end, lo, by, scores, labels, keys, tmode, gmode, table)
+        _sift_down(buf, first, 0, end, lo, by, scores, labels, tmode, gmode, table)
 
 
 @njit(cache=CACHE, nogil=True)
-def _partition(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table):
+def _partition(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     """Median-of-three Lomuto partition of buf[first:last]; returns the pivot's slot."""
     mid = (first + last) // 2
     hi = last - 1
-    if _before(buf[mid], buf[first], lo, by, scores, labels, keys, tmode, gmode, table):
+    if _before(buf[mid], buf[first], lo, by, scores, labels, tmode, gmode, table):
         buf[mid], buf[first] = buf[first], buf[mid]
-    if _before(buf[hi], buf[first], lo, by, scores, labels, keys, tmode, gmode, table):
+    if _before(buf[hi], buf[first], lo, by, scores, labels, tmode, gmode, table):
         buf[hi], buf[first] = buf[first], buf[hi]
-    if _before(buf[mid], buf[hi], lo, by, scores, labels, keys, tmode, gmode, table):
+    if _before(buf[mid], buf[hi], lo, by, scores, labels, tmode, gmode, table):
         buf[mid], buf[hi] = buf[hi], buf[mid]
     pivot = buf[hi]  # the median of the three
     store = first
     for i in range(first, hi):
-        if _before(buf[i], pivot, lo, by, scores, labels, keys, tmode, gmode, table):
+        if _before(buf[i], pivot, lo, by, scores, labels, tmode, gmode, table):
             buf[i], buf[store] = buf[store], buf[i]
             store += 1
     buf[store], buf[hi] = buf[hi], buf[store]
@@ -187,10 +181,10 @@ def _depth_limit(n):
 
 
 @njit(cache=CACHE, nogil=True)
-def _sort(buf, n, stack, lo, by, scores, labels, keys, tmode, gmode, table):
+def _sort(buf, n, stack, lo, by, scores, labels, tmode, gmode, table):
     """Introsort of buf[0:n] into rank order (quicksort, heapsort past a depth limit)."""
     if n <= _SMALL:
-        _insertion_sort(buf, 0, n, lo, by, scores, labels, keys, tmode, gmode, table)
+        _insertion_sort(buf, 0, n, lo, by, scores, labels, tmode, gmode, table)
         return
     top = 0
     stack[0] = 0
@@ -204,11 +198,11 @@ def _sort(buf, n, stack, lo, by, scores, labels, keys, tmode, gmode, table):
         depth = stack[top + 2]
         while last - first > _SMALL:
             if depth == 0:
-                _heap_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+                _heap_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
                 first = last
                 break
             depth -= 1
-            p = _partition(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+            p = _partition(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
             # defer the larger side, continue with the smaller: stack depth <= log2(n)
             if p - first > last - p - 1:
                 stack[top] = first
@@ -222,11 +216,11 @@ def _sort(buf, n, stack, lo, by, scores, labels, keys, tmode, gmode, table):
                 stack[top + 2] = depth
                 top += 3
                 last = p
-        _insertion_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+        _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
 
 
 @njit(cache=CACHE, nogil=True)
-def _select(buf, n, kth, lo, by, scores, labels, keys, tmode, gmode, table):
+def _select(buf, n, kth, lo, by, scores, labels, tmode, gmode, table):
     """Quickselect: afterwards buf[kth] holds the item of rank kth (0-based) among
     buf[0:n] and every item of buf[0:kth] ranks before it."""
     first = 0
@@ -234,27 +228,27 @@ def _select(buf, n, kth, lo, by, scores, labels, keys, tmode, gmode, table):
     depth = _depth_limit(n)
     while last - first > _SMALL:
         if depth == 0:
-            _heap_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+            _heap_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
             return
         depth -= 1
-        p = _partition(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+        p = _partition(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
         if p == kth:
             return
         if p < kth:
             first = p + 1
         else:
             last = p
-    _insertion_sort(buf, first, last, lo, by, scores, labels, keys, tmode, gmode, table)
+    _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
 
 
 @njit(cache=CACHE, nogil=True)
-def top_k(buf, stack, lo, n, k, by, scores, labels, keys, tmode, gmode, table):
+def top_k(buf, stack, lo, n, k, by, scores, labels, tmode, gmode, table):
     """Local indices (0..n-1) of the first min(k, n) items in rank order, sorted,
     in buf[0:min(k, n)]. ``buf`` needs min(n, 2k) slots (n when k >= n)."""
     if k >= n:
         for i in range(n):
             buf[i] = i
-        _sort(buf, n, stack, lo, by, scores, labels, keys, tmode, gmode, table)
+        _sort(buf, n, stack, lo, by, scores, labels, tmode, gmode, table)
         return n
     cap = min(len(buf), n)
     count = 0
@@ -267,18 +261,18 @@ def top_k(buf, stack, lo, n, k, by, scores, labels, keys, tmode, gmode, table):
                 # later input position loses a score tie: only a higher score enters
                 if not scores[lo + i] > threshold_score:
                     continue
-            elif not _before(i, threshold, lo, by, scores, labels, keys, tmode, gmode, table):
+            elif not _before(i, threshold, lo, by, scores, labels, tmode, gmode, table):
                 continue
         buf[count] = i
         count += 1
         if count == cap:
-            _select(buf, count, k - 1, lo, by, scores, labels, keys, tmode, gmode, table)
+            _select(buf, count, k - 1, lo, by, scores, labels, tmode, gmode, table)
             count = k
             threshold = buf[k - 1]
             threshold_score = scores[lo + threshold]
     if count > k:
-        _select(buf, count, k - 1, lo, by, scores, labels, keys, tmode, gmode, table)
-    _sort(buf, k, stack, lo, by, scores, labels, keys, tmode, gmode, table)
+        _select(buf, count, k - 1, lo, by, scores, labels, tmode, gmode, table)
+    _sort(buf, k, stack, lo, by, scores, labels, tmode, gmode, table)
     return k
 
 
@@ -531,7 +525,7 @@ def _dcg_small_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def dcg_one(q, lo, n, ks, disc, scores, labels, keys, tmode, gmode, table, buf, stack,
+def dcg_one(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, stack,
             top, packed, gstart, gsum, gcount, out):
     """DCG at every cutoff in ``ks`` (sorted, unique) of the query at rows lo:lo+n."""
     kmax = ks[len(ks) - 1]
@@ -544,13 +538,13 @@ def dcg_one(q, lo, n, ks, disc, scores, labels, keys, tmode, gmode, table, buf, 
         if m == DONE:
             return
     if m < 0:
-        m = top_k(buf, stack, lo, n, kmax, BY_SCORE, scores, labels, keys, tmode, gmode,
+        m = top_k(buf, stack, lo, n, kmax, BY_SCORE, scores, labels, tmode, gmode,
                   table)
     _walk(q, lo, n, m, ks, scores, labels, tmode, gmode, table, disc, buf, out)
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def idcg_one(q, lo, n, ks, disc, scores, labels, keys, gmode, table, hist_order, counts,
+def idcg_one(q, lo, n, ks, disc, scores, labels, gmode, table, hist_order, counts,
              buf, stack, top_l, out):
     """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n.
 
@@ -594,9 +588,9 @@ def idcg_one(q, lo, n, ks, disc, scores, labels, keys, gmode, table, hist_order,
             m = top_values(labels, lo, n, kmax, top_l)
         by_value = m >= 0
         if not by_value:
-            # BY_GAIN reads labels only: scores and keys are passed so that this call
+            # BY_GAIN reads labels only: scores are passed so that this call
             # shares its compiled specialisation with the DCG's
-            m = top_k(buf, stack, lo, n, kmax, BY_GAIN, scores, labels, keys, STABLE, gmode,
+            m = top_k(buf, stack, lo, n, kmax, BY_GAIN, scores, labels, STABLE, gmode,
                       table)
         for p in range(m):
             label = top_l[p] if by_value else labels[lo + buf[p]]
@@ -619,7 +613,7 @@ def _chunk_scratch(offsets, ioffsets, q0, q1, kmax):
 
 
 @njit(parallel=True, cache=CACHE, nogil=True)
-def dcg_idcg_batch(offsets, scores, labels, keys, ioffsets, ilabels, ks, disc,
+def dcg_idcg_batch(offsets, scores, labels, ioffsets, ilabels, ks, disc,
                    gmode, table, tmode, hist_order, chunks, want_dcg, want_idcg,
                    out_dcg, out_idcg):
     """DCG and/or IDCG of every query at every cutoff, in parallel over ``chunks``
@@ -645,12 +639,12 @@ def dcg_idcg_batch(offsets, scores, labels, keys, ioffsets, ilabels, ks, disc,
         for q in range(q0, q1):
             if want_dcg:
                 lo = offsets[q]
-                dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels, keys,
+                dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels,
                         tmode, gmode, table, buf, stack, top_s, packed, gstart, gsum,
                         gcount, out_dcg)
             if want_idcg:
                 lo = ioffsets[q]
-                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, scores, ilabels, keys,
+                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, scores, ilabels,
                          gmode, table, hist_order, counts, buf, stack, top_l, out_idcg)
 
 

@@ -370,8 +370,7 @@ def _hist_order(gain: _Gain, info: _LabelInfo) -> np.ndarray:
 
 
 def _run(batch: _Batch, cutoffs: list, gain: _Gain, tmode: int, log_base: float,
-         info: _LabelInfo, want_dcg: bool, want_idcg: bool,
-         keys: np.ndarray | None = None, ideal: _Batch | None = None):
+         info: _LabelInfo, want_dcg: bool, want_idcg: bool, ideal: _Batch | None = None):
     """DCG and IDCG, each (n_queries, len(cutoffs)) float64 (or None if not wanted)."""
     ideal = batch if ideal is None else ideal
     n_q = batch.n_queries
@@ -385,11 +384,9 @@ def _run(batch: _Batch, cutoffs: list, gain: _Gain, tmode: int, log_base: float,
     if n_q:
         scores = batch.scores
         with _KERNEL_LOCK:
-            K.dcg_idcg_batch(batch.offsets, scores, batch.labels,
-                             scores[:0] if keys is None else keys,
-                             ideal.offsets, ideal.labels, np.array(unique, np.int64),
-                             _discounts(unique[-1], log_base), gain.mode, gain.table, tmode,
-                             _hist_order(gain, info), _chunks(batch.offsets, ideal.offsets),
+            K.dcg_idcg_batch(batch.offsets, scores, batch.labels, ideal.offsets, ideal.labels,
+                             np.array(unique, np.int64), _discounts(unique[-1], log_base),
+                             gain.mode, gain.table, tmode, _hist_order(gain, info), _chunks(batch.offsets, ideal.offsets),
                              want_dcg, want_idcg, out_dcg, out_idcg)
     return (out_dcg[:, columns] if want_dcg else None,
             out_idcg[:, columns] if want_idcg else None)
