@@ -198,6 +198,13 @@ def _options(k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels) ->
                     negative_labels)
 
 
+class _LogBatch(api._Batch):
+    """A chunk's CSR arrays; queries are named by their id alone in messages."""
+
+    def name(self, q: int) -> str:
+        return f"query {self.ids[q]!r}"
+
+
 class _Names:
     """Query ids for messages: ``names[q]`` is the plain id of query q."""
 
@@ -396,8 +403,12 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
                          f"{chunk.ids[q].as_py()!r} more than once ({len(bad):,} queries have "
                          f"such duplicates); keep one judgment per (query, document)")
     labels = _numbers(chunk.table.column(label), api._WIDEN_LABELS)
-    batch = api._Batch(chunk.offsets, labels, labels, ids=_Names(chunk.ids))
-    info = api._check_values(batch, opts.gain, "error", opts.negative_labels, check_scores=False)
+    batch = _LogBatch(chunk.offsets, labels, labels, ids=_Names(chunk.ids))
+    try:
+        info = api._check_values(batch, opts.gain, "error", opts.negative_labels,
+                                 check_scores=False)
+    except ValueError as err:
+        raise ValueError(f"in the {src.describe}, column {label!r}: {err}") from None
     info = api._LabelInfo(info.integer, min(info.lo, 0.0), max(info.hi, 0.0))
     return _Qrels(chunk.ids, chunk.offsets, pre, data, soff, perm, batch.labels, info,
                   _as_strings(chunk.table.column(doc)))
@@ -484,9 +495,14 @@ class _Scorer:
             # rows in docno-descending order within each query: "input order wins" on
             # tied scores is then trec_eval's tie-break (opts.tmode is STABLE)
             scores, labels = scores[order], labels[order]
-        batch = api._Batch(chunk.offsets, scores, labels, ids=names)
-        info = api._check_values(batch, opts.gain, opts.nan_scores,
-                                 "keep" if self.qrels is not None else opts.negative_labels)
+        batch = _LogBatch(chunk.offsets, scores, labels, ids=names)
+        try:
+            info = api._check_values(batch, opts.gain, opts.nan_scores,
+                                     "keep" if self.qrels is not None else opts.negative_labels)
+        except ValueError as err:
+            where = (f"column {self.score!r}" if str(err).startswith("scores")
+                     else f"column {self.label!r}")
+            raise ValueError(f"in {where}: {err}") from None
         if info_override is not None:
             info = info_override
         dcg, idcg = api._run(batch, opts.cutoffs, opts.gain, opts.tmode, opts.log_base, info,
@@ -509,7 +525,7 @@ class _Scorer:
             return None
         idx = np.flatnonzero(~self.seen)
         n = len(idx)
-        batch = api._Batch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
+        batch = _LogBatch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
                            np.zeros(0, qr.labels.dtype), ids=_Names(qr.ids.take(pa.array(idx))))
         ideal = _gather_ideal(qr, idx.astype(np.int64))
         dcg, idcg = api._run(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,

@@ -312,6 +312,10 @@ def _generate(rng: random.Random):
             # judge some retrieved docs, some not retrieved, leave some retrieved unjudged
             judged = [d for d in docs if rng.random() < 0.7] or docs[:1]
             qrels[q] = {d: rng.choice((0, 0, 1, 2, 3)) for d in judged}
+        if i < 2:  # make sure: a tie between ids whose string and numeric order differ
+            a, b = ("d9", "d10") if i == 0 else ("9", "10")
+            run[q][a] = run[q][b] = rng.choice(rng.choice(SCORE_SETS))
+            qrels[q][a], qrels[q][b] = rng.sample((0, 1, 2, 3), 2)
     return run, qrels
 
 
