@@ -384,8 +384,10 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
         p, query=query, doc=doc, label=label))
     src.describe = f"qrels {src.describe}"
     batches = list(src.batches())
+    row0 = 0
     for i, b in enumerate(batches):
-        _check_nulls(b, query, 0, iter(batches[i + 1:]))
+        _check_nulls(b, query, row0, iter(batches[i + 1:]))
+        row0 += b.num_rows
     table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
     if table is None or table.num_rows == 0:
         raise ValueError(f"the {src.describe} hold no judgments; check the file")
@@ -509,14 +511,15 @@ class _Scorer:
                              True, True, ideal=ideal)
         api._check_finite(idcg, batch, "IDCG")
         api._check_finite(dcg, batch, "DCG")
-        values = api._normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
-        scored = _Scored(chunk.ids, np.diff(chunk.offsets), values, (idcg == 0).any(axis=1))
+        ids, n_docs, unjudged = chunk.ids, np.diff(chunk.offsets), None
         if judged_q is not None and (judged_q < 0).any():
+            # queries without judgments are left out (and counted), before zero_idcg
             keep = judged_q >= 0
-            scored = _Scored(chunk.ids.filter(pa.array(keep)), scored.n_docs[keep],
-                             values[keep], scored.zero[keep],
-                             unjudged=chunk.ids.filter(pa.array(~keep)))
-        return scored
+            unjudged = ids.filter(pa.array(~keep))
+            ids, n_docs, dcg, idcg = ids.filter(pa.array(keep)), n_docs[keep], dcg[keep], idcg[keep]
+            batch = _LogBatch(None, None, None, ids=_Names(ids))
+        values = api._normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
+        return _Scored(ids, n_docs, values, (idcg == 0).any(axis=1), unjudged=unjudged)
 
     def missing(self) -> _Scored | None:
         """Judged queries never seen in the run, scored with an empty ranking (DCG 0)."""
@@ -580,8 +583,9 @@ class _Results:
         ids = _concat_ids([b.column(0) for b in self.batches])
         batches = [b.set_column(0, self.query, i) if i is not b.column(0) else b
                    for b, i in zip(self.batches, ids)]
-        self.batches = []
-        return pa.Table.from_batches(batches), np.concatenate(self.zero)
+        zero = np.concatenate(self.zero)
+        self.batches, self.zero = [], []
+        return pa.Table.from_batches(batches), zero
 
 
 def _duplicate_ids(col: pa.ChunkedArray) -> pa.Array | None:
@@ -776,6 +780,8 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
                 unjudged.append(scored.unjudged)
     finally:
         bar.close()
+    if id_type is None and src.schema is not None and query in src.schema.names:
+        id_type = pa.int64() if pa.types.is_integer(src.schema.field(query).type) else None
     table, zero = results.table(id_type)
     dup_ids = _duplicate_ids(table.column(query)) if table.num_rows else None
     if dup_ids is not None:

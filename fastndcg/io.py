@@ -42,6 +42,7 @@ class Source:
     num_rows: int | None
     _open: Callable[[], Iterator[pa.RecordBatch]]
     rereadable: bool = True
+    schema: pa.Schema | None = None  # of ``columns``, when known before reading
     _used: bool = field(default=False, repr=False)
 
     def batches(self, prefetch: bool = False) -> Iterator[pa.RecordBatch]:
@@ -137,7 +138,7 @@ def is_parquet_file(path: str) -> bool:
 
 
 def _parquet_paths(source: str) -> tuple[list[str], str]:
-    if any(ch in source for ch in "*?["):
+    if any(ch in source for ch in "*?[") and not os.path.exists(source):
         paths = sorted(p for p in glob.glob(source, recursive=True)
                        if os.path.isfile(p) and not os.path.basename(p).startswith(_HIDDEN))
         if not paths:
@@ -159,7 +160,9 @@ def _parquet_paths(source: str) -> tuple[list[str], str]:
 
 def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Source:
     paths, describe = _parquet_paths(source)
+    cols = list(roles)
     total = 0
+    schemas = []
     for p in paths:
         if not is_parquet_file(p):
             raise ValueError(f"{p!r} is not a Parquet file (no PAR1 magic bytes); evaluate reads "
@@ -171,17 +174,43 @@ def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Sour
             raise ValueError(f"cannot read {p!r} as Parquet: {_short(err)}; is the file complete "
                              f"and not corrupt? Write it again") from None
         check_columns(schema, roles, repr(p) if len(paths) > 1 else describe)
+        schemas.append(pa.schema([schema.field(c).with_nullable(True) for c in cols]))
         total += meta.num_rows
-    cols = list(roles)
+    target = _common_schema(schemas, paths)
 
     def open_():
         # one file after another, one row group's worth of batches at a time: memory
         # stays at a batch or two whatever the size of the log
         for p in paths:
             with pq.ParquetFile(p) as f:
-                yield from f.iter_batches(batch_size=batch_rows, columns=cols, use_threads=True)
+                for batch in f.iter_batches(batch_size=batch_rows, columns=cols,
+                                            use_threads=True):
+                    yield batch if batch.schema.equals(target) else _conform(batch, target)
 
-    return Source(describe, cols, total, open_)
+    return Source(describe, cols, total, open_, schema=target)
+
+
+def _common_schema(schemas: list[pa.Schema], paths: list[str]) -> pa.Schema:
+    """One schema for all files (int32 + int64 -> int64, float32 + float64 -> float64),
+    so a query straddling two files can be put together; else a clear error."""
+    if all(s.equals(schemas[0]) for s in schemas):
+        return schemas[0]
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        for name in schemas[0].names:
+            for s, p in zip(schemas, paths):
+                if s.field(name).type != schemas[0].field(name).type:
+                    raise ValueError(
+                        f"column {name!r} is {schemas[0].field(name).type} in {paths[0]!r} but "
+                        f"{s.field(name).type} in {p!r}; write the files with one type for it "
+                        f"(or cast it)") from None
+        raise
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [batch.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
 
 
 def _dataset_source(dataset: ds.Dataset, roles: dict[str, str], describe: str,
@@ -193,7 +222,7 @@ def _dataset_source(dataset: ds.Dataset, roles: dict[str, str], describe: str,
         return iter(dataset.to_batches(columns=cols, batch_size=batch_rows, batch_readahead=4,
                                        fragment_readahead=2, use_threads=True))
 
-    return Source(describe, cols, num_rows, open_)
+    return Source(describe, cols, num_rows, open_, schema=dataset.schema)
 
 
 def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
@@ -202,7 +231,7 @@ def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
     cols = list(roles)
     table = table.select(cols)
     return Source(describe, cols, table.num_rows,
-                  lambda: iter(table.to_batches(max_chunksize=batch_rows)))
+                  lambda: iter(table.to_batches(max_chunksize=batch_rows)), schema=table.schema)
 
 
 def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
@@ -217,7 +246,7 @@ def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
             for start in range(0, batch.num_rows, batch_rows):
                 yield batch.slice(start, batch_rows)
 
-    return Source(describe, cols, None, open_, rereadable=False)
+    return Source(describe, cols, None, open_, rereadable=False, schema=reader.schema)
 
 
 def _frame_table(source) -> tuple[pa.Table, str] | None:

@@ -245,6 +245,12 @@ def _variant_files(tmp_path: Path, name: str, run_src: Path):
         return _write(d / "run.txt", _shuffled(run)), _write(d / "qrels.txt", _shuffled(qrels, 1))
     if name == "tabs":
         return _write(d / "run.txt", _tabs(run)), _write(d / "qrels.txt", _tabs(qrels))
+    if name == "mixed_whitespace":  # separators vary line by line; leading/trailing blanks
+        seps = ["\t", " ", "  \t ", "\t\t", "   "]
+        def mixed(lines):
+            return [(" " if i % 3 == 0 else "") + seps[i % len(seps)].join(ln.split())
+                    + ("\t " if i % 4 == 1 else "") for i, ln in enumerate(lines)]
+        return _write(d / "run.txt", mixed(run)), _write(d / "qrels.txt", mixed(qrels))
     if name == "crlf_blank_lines":
         run = run[:3] + [""] + run[3:] + ["", "   "]
         qrels = [""] + qrels[:5] + ["\t"] + qrels[5:]
@@ -254,7 +260,7 @@ def _variant_files(tmp_path: Path, name: str, run_src: Path):
 
 
 VARIANTS = ["single_space", "gzip", "gzip_single_space_interleaved", "interleaved", "shuffled",
-            "tabs", "crlf_blank_lines"]
+            "tabs", "mixed_whitespace", "crlf_blank_lines"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -288,10 +294,12 @@ def test_interleaved_variant_really_interleaves():
 CUTOFFS = [1, 3, 5, 10]
 # ids that order differently as strings and as numbers ('d9' > 'd10' as strings),
 # upper vs lower case, leading zeros, digits only, punctuation
+# (longer than 8 bytes too: fastndcg compares an 8-byte prefix first)
 DOC_POOL = ["d1", "d2", "d9", "d10", "d11", "d100", "D5", "d05", "9", "10", "100", "07", "7",
-            "a-1", "a_1", "zz", "Z", "doc.3", "x10", "x9"]
+            "a-1", "a_1", "zz", "Z", "doc.3", "x10", "x9", "document9", "document10",
+            "document", "documents"]
 QUERY_POOL = ["q1", "q2", "q10", "7", "07", "301", "Q1", "a"]
-SCORE_SETS = [(0.1, 0.2, 0.3), (1.0, 2.0), (-0.5, 0.0, 0.5, 2.5), (0.25,)]
+SCORE_SETS = [(0.1, 0.2, 0.3), (1.0, 2.0), (-0.5, 0.0, 0.5, 2.5), (0.25,), (-0.0, 0.0, 1e-05)]
 
 
 def _generate(rng: random.Random):
@@ -322,7 +330,7 @@ def _generate(rng: random.Random):
 def _write_run(path: Path, run: dict, rng: random.Random, interleave: bool) -> None:
     rows = []
     for q, docs in run.items():
-        for rank, (d, s) in enumerate(docs.items()):
+        for d, s in docs.items():
             # rank is arbitrary (trec_eval ignores it); repr(score) round-trips the float
             rows.append(f"{q} Q0 {d} {rng.randint(0, 999)} {s!r} tag")
     if interleave:
@@ -336,9 +344,9 @@ def _write_qrels(path: Path, qrels: dict, rng: random.Random) -> None:
     path.write_text("\n".join(rows) + "\n")
 
 
-def _pytrec(run: dict, qrels: dict) -> dict[str, dict[str, float]]:
+def _pytrec(run: dict, qrels: dict, cutoffs=CUTOFFS) -> dict[str, dict[str, float]]:
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    measures = {"ndcg_cut." + ",".join(map(str, CUTOFFS)), "ndcg"}
+    measures = {"ndcg_cut." + ",".join(map(str, cutoffs)), "ndcg"}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
     return evaluator.evaluate(run)
 
@@ -350,9 +358,9 @@ def _oracle(run: dict, qrels: dict, q: str, k) -> float:
                                 ideal_labels=list(qrels[q].values()))
 
 
-def _fastndcg_both(run_path: Path, qrels_path: Path, complete: bool = False):
+def _fastndcg_both(run_path: Path, qrels_path: Path, complete: bool = False, cutoffs=CUTOFFS):
     extra = dict(complete=True) if complete else {}
-    cut = fastndcg.evaluate(run_path, qrels=qrels_path, k=CUTOFFS, **TREC, **extra)
+    cut = fastndcg.evaluate(run_path, qrels=qrels_path, k=cutoffs, **TREC, **extra)
     whole = fastndcg.evaluate(run_path, qrels=qrels_path, k=None, **TREC, **extra)
     merged = _per_query(cut)
     for q, row in _per_query(whole).items():
@@ -362,15 +370,16 @@ def _fastndcg_both(run_path: Path, qrels_path: Path, complete: bool = False):
     return cut, whole, merged
 
 
-def _check_generated(run: dict, qrels: dict, directory: Path, rng: random.Random) -> None:
+def _check_generated(run: dict, qrels: dict, directory: Path, rng: random.Random,
+                     cutoffs=CUTOFFS) -> None:
     run_path, qrels_path = directory / "run.txt", directory / "qrels.txt"
     _write_run(run_path, run, rng, interleave=rng.random() < 0.5)
     _write_qrels(qrels_path, qrels, rng)
-    expected = _pytrec(run, qrels)
+    expected = _pytrec(run, qrels, cutoffs)
     both = set(run) & set(qrels)
     assert set(expected) == both  # pytrec_eval: queries of the run with judgments
 
-    cut, whole, got = _fastndcg_both(run_path, qrels_path)
+    cut, whole, got = _fastndcg_both(run_path, qrels_path, cutoffs=cutoffs)
     assert set(got) == set(expected), f"queries {sorted(got)} vs pytrec_eval {sorted(expected)}"
     for report in (cut, whole):
         assert report.n_unjudged == len(set(run) - set(qrels))
@@ -378,7 +387,7 @@ def _check_generated(run: dict, qrels: dict, directory: Path, rng: random.Random
         assert report.n_rows == sum(len(v) for v in run.values())
     for q in both:
         assert got[q]["n_docs"] == len(run[q])
-        for k in CUTOFFS + [None]:
+        for k in list(cutoffs) + [None]:
             column, measure = ("ndcg", "ndcg") if k is None else (f"ndcg@{k}", f"ndcg_cut_{k}")
             mine, theirs, oracle = got[q][column], expected[q][measure], _oracle(run, qrels, q, k)
             where = f"query {q!r} {column}: run {run[q]} qrels {qrels[q]}"
@@ -391,11 +400,11 @@ def _check_generated(run: dict, qrels: dict, directory: Path, rng: random.Random
                 assert report.mean[column] == pytest.approx(sum(vals) / len(vals), abs=TOL)
 
     # complete=True: judged queries missing from the run score 0 (trec_eval -c)
-    cut_c, whole_c, got_c = _fastndcg_both(run_path, qrels_path, complete=True)
+    _, _, got_c = _fastndcg_both(run_path, qrels_path, complete=True, cutoffs=cutoffs)
     assert set(got_c) == set(qrels)
     for q in qrels:
         row = got_c[q]
-        for column in ["ndcg"] + [f"ndcg@{k}" for k in CUTOFFS]:
+        for column in ["ndcg"] + [f"ndcg@{k}" for k in cutoffs]:
             want = got[q][column] if q in run else 0.0
             assert row[column] == pytest.approx(want, abs=TOL), f"complete: {q!r} {column}"
         assert row["n_docs"] == len(run.get(q, {}))
@@ -448,6 +457,24 @@ def test_pytrec_eval_string_vs_number_doc_ids(tmp_path):
                                    ideal_labels=list(qrels["q1"].values()))
     assert not math.isclose(got["q1"]["ndcg_cut_1"], numeric)
     assert got["q1"]["ndcg_cut_1"] == pytest.approx(1 / 3, abs=TOL)  # d9 (label 1) first
+
+
+def test_pytrec_eval_parity_long_tied_lists(tmp_path):
+    """Longer lists (past the short-list and small-cut paths, string sorts past one
+    insertion run) with a handful of score values: large tie groups at every cut."""
+    pytest.importorskip("pytrec_eval")
+    rng = random.Random(42)
+    run, qrels = {}, {}
+    for q, n, levels in (("long1", 40, (0.1, 0.2, 0.3)), ("long2", 300, (1.0, 2.0)),
+                         ("long3", 1200, (0.1, 0.2, 0.3, 0.4)), ("long4", 700, (0.5,))):
+        ids = [rng.choice(("d", "doc", "document-", "D", "")) + str(i) for i in range(n)]
+        rng.shuffle(ids)
+        run[q] = {d: rng.choice(levels) for d in ids}
+        judged = rng.sample(ids, n // 2) + [f"unretrieved{i}" for i in range(n // 10)]
+        qrels[q] = {d: rng.choice((0, 0, 0, 1, 2, 3)) for d in judged}
+    run["unjudged"] = {"d1": 0.1}
+    qrels["missing"] = {"d1": 1}
+    _check_generated(run, qrels, tmp_path, rng, cutoffs=[1, 3, 5, 10, 20, 64, 65, 100, 500, 1000])
 
 
 @st.composite
