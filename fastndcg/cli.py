@@ -52,6 +52,16 @@ def _gain(text: str):
             f"--gain takes exp2, linear or a gain table such as 0,1,3,7, got {text!r}") from None
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed takes a whole number >= 0, got {text!r}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text.replace("_", ""))
@@ -97,7 +107,7 @@ def _parser() -> _Parser:
                           description="Build a seeded synthetic search log, evaluate it, and show "
                                       "the time next to the pure-Python reference on a sample.")
     demo.add_argument("--queries", type=_positive, default=1_000_000)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=_seed, default=0)
     demo.add_argument("--sample", type=_positive, default=1000,
                       help="queries scored by the pure-Python reference (default 1000)")
     demo.add_argument("--keep", metavar="FILE.parquet", help="keep the log here")
@@ -106,7 +116,7 @@ def _parser() -> _Parser:
     synth = sub.add_parser("synth", help="write a seeded synthetic search log to Parquet")
     synth.add_argument("--queries", type=_positive, required=True)
     synth.add_argument("--out", required=True, metavar="FILE.parquet")
-    synth.add_argument("--seed", type=int, default=0)
+    synth.add_argument("--seed", type=_seed, default=0)
     synth.add_argument("--mean-docs", type=_positive, default=50)
     synth.add_argument("--row-group-rows", type=_positive, default=1 << 20)
     synth.add_argument("--quiet", action="store_true")
@@ -118,8 +128,17 @@ def _show_progress(args) -> bool:
 
 
 def _evaluate(args) -> int:
-    from .evaluate import evaluate
+    from .evaluate import check_options, evaluate
 
+    try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
+        check_options(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
+                      score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
+                      ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
+                      nan_scores=args.nan_scores, negative_labels=args.negative_labels,
+                      complete=args.complete, batch_rows=1 << 20)
+    except (ValueError, TypeError) as err:
+        message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
+        raise _UsageError(message) from None
     if args.per_query and os.path.splitext(args.per_query)[1].lower() not in (".parquet", ".pq", ".csv"):
         raise _UsageError(f"--per-query must name a .parquet or .csv file, got {args.per_query!r}")
     report = evaluate(args.source, qrels=args.qrels, query=args.query_col, doc=args.doc_col,

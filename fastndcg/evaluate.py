@@ -696,6 +696,35 @@ def _totals(table: pa.Table, zero: np.ndarray, names: list[str], n_rows: int) ->
 
 # --------------------------------------------------------------------------- public
 
+def check_options(*, qrels, query, doc, score, label, k, gain, ties, log_base, zero_idcg,
+                  nan_scores, negative_labels, complete, batch_rows) -> tuple[_Options, dict]:
+    """Validate :func:`evaluate`'s options (not the data): the options and the columns
+    to read (name -> role). The command line calls it first, to tell usage errors
+    (exit 2) from bad data (exit 1)."""
+    opts = _options(k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels)
+    if not isinstance(complete, bool):
+        raise TypeError(f"complete must be True or False, got {complete!r}")
+    if complete and qrels is None:
+        raise ValueError("complete=True scores judged queries missing from the run, so it "
+                         "needs qrels=...; drop complete or pass the judgments")
+    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    for name, value in (("query", query), ("doc", doc), ("score", score), ("label", label)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    names = {query: "query", score: "score"}
+    if qrels is None:
+        names[label] = "label"
+        if opts.ties == "trec":
+            names[doc] = "doc"
+    else:
+        names[doc] = "doc"
+    if len(names) < (3 if qrels is not None or opts.ties != "trec" else 4):
+        raise ValueError(f"the query, doc, score and label columns must be different, got "
+                         f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+    return opts, names
+
+
 def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id",
              score: str = "score", label: str = "label", k: int | None | Sequence[int] = (1, 3, 5, 10),
              gain="exp2", ties: str = "average", log_base: float = 2.0,
@@ -741,27 +770,11 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     (2, 0.6354)
     """
     started = time.perf_counter()
-    opts = _options(k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels)
-    if not isinstance(complete, bool):
-        raise TypeError(f"complete must be True or False, got {complete!r}")
-    if complete and qrels is None:
-        raise ValueError("complete=True scores judged queries missing from the run, so it "
-                         "needs qrels=...; drop complete or pass the judgments")
-    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
-    for name, value in (("query", query), ("doc", doc), ("score", score), ("label", label)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {value!r}")
-    names = {query: "query", score: "score"}
-    if qrels is None:
-        names[label] = "label"
-        if opts.ties == "trec":
-            names[doc] = "doc"
-    else:
-        names[doc] = "doc"
-    if len(names) < (3 if qrels is not None or opts.ties != "trec" else 4):
-        raise ValueError(f"the query, doc, score and label columns must be different, got "
-                         f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+    opts, names = check_options(qrels=qrels, query=query, doc=doc, score=score, label=label,
+                                k=k, gain=gain, ties=ties, log_base=log_base,
+                                zero_idcg=zero_idcg, nan_scores=nan_scores,
+                                negative_labels=negative_labels, complete=complete,
+                                batch_rows=batch_rows)
     judged = None if qrels is None else _load_qrels(qrels, query, doc, label, opts)
     src = io.open_source(source, names, batch_rows=batch_rows,
                          trec=(lambda p: io.read_trec_run(p, query=query, doc=doc, score=score))
