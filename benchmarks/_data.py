@@ -3,7 +3,8 @@
 * :func:`ragged` -- a CSR batch of search queries (scores, labels, offsets);
 * :func:`dense` -- a tie-heavy ``(n_rows, n_cols)`` matrix pair for ``ndcg_score``;
 * :func:`parallel_sum` -- the memory-bandwidth probe: a Numba ``prange`` loop that
-  reads the same two arrays ``fastndcg.ndcg`` reads, once, and does nothing else.
+  reads the same two arrays ``fastndcg.ndcg`` reads, once, and does nothing else;
+* :func:`record_rows_per_s` -- stores rows/s in a pytest-benchmark ``extra_info``.
 
 Sizes: :func:`sizes` gives small sizes (20,000 queries; 500 x 50) by default, so
 the test suite (and CI) runs the benchmarks quickly with ``--benchmark-disable``;
@@ -75,3 +76,20 @@ def parallel_sum(scores, labels):
     for i in numba.prange(len(scores)):
         total += scores[i] + labels[i]
     return total
+
+
+def record_rows_per_s(benchmark, n_rows: int, n_queries: int | None = None) -> None:
+    """Record ``n_rows`` (and ``n_queries``) in ``benchmark.extra_info``, with rows/s.
+
+    ``rows_per_s_best`` and ``rows_per_s_mean`` come from the best and the mean
+    round; they are absent with ``--benchmark-disable``, where the function ran
+    once, untimed, and ``benchmark`` has no ``stats``.
+    """
+    benchmark.extra_info["n_rows"] = n_rows
+    if n_queries is not None:
+        benchmark.extra_info["n_queries"] = n_queries
+    stats = getattr(benchmark, "stats", None)
+    if stats is None:  # --benchmark-disable: the function ran once, untimed
+        return
+    benchmark.extra_info["rows_per_s_best"] = n_rows / stats.stats.min
+    benchmark.extra_info["rows_per_s_mean"] = n_rows / stats.stats.mean

@@ -26,18 +26,6 @@ from benchmarks import _data
 K = [1, 3, 5, 10]
 
 
-def _record_rows_per_s(benchmark, n_rows: int, n_queries: int | None = None) -> None:
-    """Rows/s from the best and the mean round (absent with --benchmark-disable)."""
-    benchmark.extra_info["n_rows"] = n_rows
-    if n_queries is not None:
-        benchmark.extra_info["n_queries"] = n_queries
-    stats = getattr(benchmark, "stats", None)
-    if stats is None:  # --benchmark-disable: the function ran once, untimed
-        return
-    benchmark.extra_info["rows_per_s_best"] = n_rows / stats.stats.min
-    benchmark.extra_info["rows_per_s_mean"] = n_rows / stats.stats.mean
-
-
 @pytest.fixture(scope="module")
 def ragged_batch():
     return _data.ragged(_data.sizes()["n_queries"])
@@ -58,7 +46,7 @@ def test_ndcg_ragged(benchmark, ragged_batch):
     assert warm.shape == (len(offsets) - 1, len(K))
     result = benchmark(fastndcg.ndcg, scores, labels, offsets, k=K)
     np.testing.assert_array_equal(result, warm)
-    _record_rows_per_s(benchmark, len(scores), len(offsets) - 1)
+    _data.record_rows_per_s(benchmark, len(scores), len(offsets) - 1)
 
 
 @pytest.mark.benchmark(group="kernel")
@@ -69,7 +57,7 @@ def test_parallel_sum_probe(benchmark, ragged_batch):
     assert warm == pytest.approx(expected, rel=1e-9)
     result = benchmark(_data.parallel_sum, scores, labels)
     assert result == pytest.approx(expected, rel=1e-9)
-    _record_rows_per_s(benchmark, len(scores))
+    _data.record_rows_per_s(benchmark, len(scores))
 
 
 # --------------------------------------------------------------------------- sklearn
@@ -91,7 +79,7 @@ def test_fastndcg_ndcg_score(benchmark, dense_pair):
     _check_against_sklearn(y_true, y_score)  # also the warm-up call of ndcg_score
     result = benchmark(fastndcg.ndcg_score, y_true, y_score)
     assert 0.0 <= result <= 1.0
-    _record_rows_per_s(benchmark, y_true.shape[0])
+    _data.record_rows_per_s(benchmark, y_true.shape[0])
 
 
 @pytest.mark.benchmark(group="sklearn")
@@ -102,4 +90,4 @@ def test_sklearn_ndcg_score(benchmark, dense_pair):
     result = benchmark.pedantic(metrics.ndcg_score, args=(y_true, y_score), rounds=3,
                                 iterations=1)
     assert 0.0 <= result <= 1.0
-    _record_rows_per_s(benchmark, y_true.shape[0])
+    _data.record_rows_per_s(benchmark, y_true.shape[0])

@@ -246,14 +246,6 @@ def _string_buffers(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets
 
 
-def _strings(col: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(8-byte prefixes, bytes, offsets) of string ids, for the string kernels."""
-    data, soff = _string_buffers(col)
-    pre = np.empty(len(soff) - 1, np.uint64)
-    K.string_prefixes(data, soff, pre)
-    return pre, data, soff
-
-
 def _numbers(col: pa.Array, widen: dict) -> np.ndarray:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
@@ -369,8 +361,7 @@ def _regroup(table: pa.Table, query: str) -> _Chunk:
 class _Qrels:
     ids: pa.Array          # unique judged query ids (int64 or large_string)
     offsets: np.ndarray    # judgments of query j: rows offsets[j]:offsets[j+1]
-    pre: np.ndarray        # document id prefixes / bytes / offsets, grouped by query
-    data: np.ndarray
+    data: np.ndarray       # document id bytes / offsets, grouped by query
     soff: np.ndarray
     perm: np.ndarray       # per query: positions in document id order
     labels: np.ndarray     # per judgment, after the negative_labels policy
@@ -392,11 +383,10 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
     if table is None or table.num_rows == 0:
         raise ValueError(f"the {src.describe} hold no judgments; check the file")
     chunk = _regroup(table, query)
-    pre, data, soff = _strings(chunk.table.column(doc))
+    data, soff = _string_buffers(chunk.table.column(doc))
     perm = np.empty(chunk.table.num_rows, np.int64)
     dup = np.empty(len(chunk.ids), np.int64)
-    K.sort_strings_by_group(chunk.offsets, pre, data, soff, _chunk_bounds(chunk.offsets), perm,
-                            dup)
+    K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm, dup)
     bad = np.flatnonzero(dup >= 0)
     if len(bad):
         q = int(bad[0])
@@ -412,7 +402,7 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
     except ValueError as err:
         raise ValueError(f"in the {src.describe}, column {label!r}: {err}") from None
     info = api._LabelInfo(info.integer, min(info.lo, 0.0), max(info.hi, 0.0))
-    return _Qrels(chunk.ids, chunk.offsets, pre, data, soff, perm, batch.labels, info,
+    return _Qrels(chunk.ids, chunk.offsets, data, soff, perm, batch.labels, info,
                   _as_strings(chunk.table.column(doc)))
 
 
@@ -447,11 +437,11 @@ class _Scorer:
 
     def _doc_order(self, chunk: _Chunk) -> tuple:
         """Document ids sorted within each query; a duplicate is an error."""
-        pre, data, soff = _strings(chunk.table.column(self.doc))
+        data, soff = _string_buffers(chunk.table.column(self.doc))
         perm = np.empty(chunk.table.num_rows, np.int64)
         dup = np.empty(len(chunk.ids), np.int64)
-        K.sort_strings_by_group(chunk.offsets, pre, data, soff, _chunk_bounds(chunk.offsets),
-                                perm, dup)
+        K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm,
+                                dup)
         bad = np.flatnonzero(dup >= 0)
         if len(bad):
             q = int(bad[0])
@@ -459,7 +449,7 @@ class _Scorer:
             what = "run" if self.qrels is not None else "log"
             raise ValueError(f"the {what} lists document {d!r} more than once for query "
                              f"{chunk.ids[q].as_py()!r}; keep one row per (query, document)")
-        return pre, data, soff, perm
+        return data, soff, perm
 
     def score_chunk(self, chunk: _Chunk) -> _Scored:
         opts = self.opts
@@ -472,24 +462,23 @@ class _Scorer:
         if self.qrels is None:
             labels = _numbers(chunk.table.column(self.label), api._WIDEN_LABELS)
             if opts.ties == "trec":
-                pre, data, soff, perm = self._doc_order(chunk)
+                data, soff, perm = self._doc_order(chunk)
                 order = np.empty(len(scores), np.int64)
                 dummy = np.empty(len(scores), np.int64)
                 none = np.full(len(chunk.ids), -1, np.int64)
-                K.join_judgments(chunk.offsets, pre, data, soff, perm, none, chunk.offsets, pre,
-                                 data, soff, perm, dummy, _chunk_bounds(chunk.offsets), dummy,
-                                 order)
+                K.join_judgments(chunk.offsets, data, soff, perm, none, chunk.offsets, data,
+                                 soff, perm, dummy, _chunk_bounds(chunk.offsets), dummy, order)
         else:
             qr = self.qrels
-            pre, data, soff, perm = self._doc_order(chunk)
+            data, soff, perm = self._doc_order(chunk)
             run_ids, judged_ids = _match_ids(chunk.ids, qr.ids)
             judged_q = pc.index_in(run_ids, value_set=judged_ids).fill_null(-1)
             judged_q = judged_q.to_numpy(zero_copy_only=False).astype(np.int64)
             labels = np.empty(len(scores), qr.labels.dtype)
             order = np.empty(len(scores), np.int64)
-            K.join_judgments(chunk.offsets, pre, data, soff, perm, judged_q, qr.offsets, qr.pre,
-                             qr.data, qr.soff, qr.perm, qr.labels, _chunk_bounds(chunk.offsets),
-                             labels, order)
+            K.join_judgments(chunk.offsets, data, soff, perm, judged_q, qr.offsets, qr.data,
+                             qr.soff, qr.perm, qr.labels, _chunk_bounds(chunk.offsets), labels,
+                             order)
             ideal = _gather_ideal(qr, judged_q)
             info_override = qr.info
             self.seen[judged_q[judged_q >= 0]] = True

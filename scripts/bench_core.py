@@ -43,6 +43,8 @@ import numpy as np  # noqa: E402
 
 import fastndcg  # noqa: E402
 from benchmarks import _data  # noqa: E402
+from benchmarks._report import (best_of, cpu_model, fmt_time, met, print_table,  # noqa: E402
+                                threading_layer, version)
 
 K = [1, 3, 5, 10]
 TARGET_ROWS_PER_S = 200e6
@@ -60,47 +62,6 @@ t2 = time.perf_counter()
 assert result.shape == (2, 2)
 print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1}))
 """
-
-
-def best_of(fn, repeat: int, *args, **kwargs) -> tuple[float, object]:
-    """(fastest wall time in seconds over ``repeat`` calls, last result)."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        result = fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - t0)
-    return best, result
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def version(module: str) -> str:
-    try:
-        return __import__(module).__version__
-    except ImportError:
-        return "not installed"
-
-
-def met(ok: bool | None) -> str:
-    return "—" if ok is None else ("yes" if ok else "**no**")
-
-
-def fmt_time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} µs"
 
 
 def run_startup() -> tuple[dict, dict, float]:
@@ -172,7 +133,7 @@ def main(argv=None) -> int:
         speedup = t_sk / t_ours
         rows.append((f"`sklearn.metrics.ndcg_score`, {shape}, tie-heavy (best of 3)",
                      fmt_time(t_sk), "reference", met(None)))
-        rows.append((f"`fastndcg.ndcg_score`, same input (best of 5)", fmt_time(t_ours),
+        rows.append(("`fastndcg.ndcg_score`, same input (best of 5)", fmt_time(t_ours),
                      "—", met(None)))
         rows.append(("speed-up vs scikit-learn (results equal to 1e-12)", f"{speedup:,.0f}×",
                      f"≥ {TARGET_SPEEDUP:.0f}×", met(speedup >= TARGET_SPEEDUP)))
@@ -188,23 +149,13 @@ def main(argv=None) -> int:
                  f"≤ {TARGET_STARTUP_S:.0f} s", met(startup <= TARGET_STARTUP_S)))
 
     # report ------------------------------------------------------------------------------
-    print()
-    print(f"## fastndcg core benchmark{' (--quick: small sizes, targets indicative only)' if quick else ''}")
-    print()
-    print("| what | measured | target | met? |")
-    print("|---|---|---|---|")
-    for what, measured, target, ok in rows:
-        print(f"| {what} | {measured} | {target} | {ok} |")
-    print()
-    try:
-        layer = numba.threading_layer()
-    except ValueError:
-        layer = "not initialised"
+    print_table("fastndcg core benchmark", rows, quick)
+    layer = threading_layer()
     print(f"- machine: {os.cpu_count()} CPUs (os.cpu_count()), {cpu_model()}; "
           f"Numba threads {numba.get_num_threads()}, threading layer {layer}; "
           f"{platform.system()} {platform.release()}")
     print(f"- versions: Python {platform.python_version()}, numpy {np.__version__}, "
-          f"numba {numba.__version__}, scikit-learn {version('sklearn')}, "
+          f"numba {numba.__version__}, scikit-learn {version('scikit-learn', 'sklearn')}, "
           f"fastndcg {fastndcg.__version__}")
     print(f"- start-up detail: 1st fresh process import {fmt_time(first['import_s'])} + first "
           f"result {fmt_time(first['first_call_s'])}; 2nd process wall time including "
