@@ -754,9 +754,9 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     >>> report.per_query.column_names
     ['query_id', 'n_docs', 'ndcg@1', 'ndcg@3']
     >>> [round(v, 4) for v in report.per_query["ndcg@3"].to_pylist()]
-    [0.6399, 0.6309]
+    [0.6697, 0.6309]
     >>> report.n_queries, round(report.mean["ndcg@3"], 4)
-    (2, 0.6354)
+    (2, 0.6503)
     """
     started = time.perf_counter()
     opts, names = check_options(qrels=qrels, query=query, doc=doc, score=score, label=label,
