@@ -35,9 +35,10 @@ def _block(first_query: int, n_queries: int, seed: int, mean_docs: int) -> pa.Ta
     query = np.repeat(np.arange(first_query, first_query + n_queries, dtype=np.int64), lengths)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     doc = query * 10_000 + (np.arange(n) - starts)
-    relevance = rng.beta(0.6, 2.0, size=n)
-    label = np.minimum((relevance * 5).astype(np.int8), 4)
-    score = np.round(relevance + rng.normal(0.0, 0.25, size=n), 2).astype(np.float32)
+    relevance = rng.random(n, dtype=np.float32) ** 3  # skewed to 0: most items irrelevant
+    label = np.minimum((relevance * 5).astype(np.int8), np.int8(4))
+    noise = rng.standard_normal(n, dtype=np.float32) * np.float32(0.25)
+    score = np.round(relevance + noise, 2)
     return pa.table([query, doc, score, label], schema=SCHEMA)
 
 
