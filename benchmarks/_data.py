@@ -1,6 +1,11 @@
 """Seeded benchmark inputs, shared by ``benchmarks/`` and ``scripts/bench_core.py``.
 
-* :func:`ragged` -- a CSR batch of search queries (scores, labels, offsets);
+* :func:`ragged` -- a CSR batch of search queries (scores, labels, offsets), with
+  chosen dtypes, equal list lengths (``fixed=True``) or no tied scores
+  (``tie_free=True``);
+* :func:`skewed` -- one huge query among many small ones;
+* :func:`tie_free` -- the same batch with distinct scores inside every query;
+* :func:`as_dense` -- a batch of equal-length queries as ``(y_true, y_score)`` matrices;
 * :func:`dense` -- a tie-heavy ``(n_rows, n_cols)`` matrix pair for ``ndcg_score``;
 * :func:`parallel_sum` -- the memory-bandwidth probe: a Numba ``prange`` loop that
   reads the same two arrays ``fastndcg.ndcg`` reads, once, and does nothing else;
@@ -35,26 +40,88 @@ def sizes(quick: bool | None = None) -> dict:
     return dict(QUICK_SIZES if quick else FULL_SIZES)
 
 
-def ragged(n_queries: int, mean_rows: int = 50, seed: int = 0):
+def ragged(n_queries: int, mean_rows: int = 50, seed: int = 0, *, score_dtype=np.float32,
+           label_dtype=np.int8, fixed: bool = False, tie_free: bool = False):
     """A ragged batch of ``n_queries`` queries.
 
     Query sizes are uniform on ``mean_rows // 2 .. mean_rows + mean_rows // 2``
-    (25..75 for the default 50, so ~50 rows on average); scores are float32 in
-    [0, 1) rounded to 2 decimals (so ties occur inside a query), labels int8
-    uniform on 0..4.
+    (25..75 for the default 50, so ~50 rows on average), or all ``mean_rows`` with
+    ``fixed=True``; scores are in [0, 1) rounded to 2 decimals (so ties occur
+    inside a query), labels uniform on 0..4. Integer ``label_dtype`` gives the
+    integers 0..4, a float one the halves 0, 0.5, .., 4 (fractional labels).
+    ``tie_free=True`` replaces the scores by :func:`tie_free`'s.
 
-    Returns ``(scores float32, labels int8, offsets int64)`` with
-    ``len(offsets) == n_queries + 1`` and ``offsets[-1] == len(scores)``.
+    Returns ``(scores, labels, offsets int64)`` with ``len(offsets) == n_queries + 1``
+    and ``offsets[-1] == len(scores)``; the defaults give float32 scores and int8
+    labels (the same values whatever the other options' defaults).
     """
     rng = np.random.default_rng(seed)
     half = mean_rows // 2
-    lengths = rng.integers(mean_rows - half, mean_rows + half + 1, size=n_queries, dtype=np.int64)
+    if fixed:
+        lengths = np.full(n_queries, mean_rows, dtype=np.int64)
+    else:
+        lengths = rng.integers(mean_rows - half, mean_rows + half + 1, size=n_queries,
+                               dtype=np.int64)
     offsets = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     n_rows = int(offsets[-1])
-    scores = np.round(rng.random(n_rows, dtype=np.float32), 2)
-    labels = rng.integers(0, 5, size=n_rows, dtype=np.int8)
+    scores = np.round(rng.random(n_rows, dtype=np.float32), 2).astype(score_dtype, copy=False)
+    if np.dtype(label_dtype).kind == "f":
+        labels = (rng.integers(0, 9, size=n_rows, dtype=np.int8) / 2).astype(label_dtype)
+    else:
+        labels = rng.integers(0, 5, size=n_rows, dtype=np.int8).astype(label_dtype, copy=False)
+    if tie_free:
+        scores = _tie_free(scores, offsets, seed=seed)
     return scores, labels, offsets
+
+
+def skewed(n_small: int, big_rows: int, small_rows: int = 10, seed: int = 0, **options):
+    """One query of ``big_rows`` rows in the middle of ``n_small`` queries of ~``small_rows``.
+
+    ``options`` go to :func:`ragged` (dtypes, ``tie_free``). Returns
+    ``(scores, labels, offsets, big)`` where ``big`` is the index of the huge query.
+    """
+    s1, l1, o1 = ragged(n_small, small_rows, seed, **options)
+    s2, l2, o2 = ragged(1, big_rows, seed + 1, fixed=True, **options)
+    big = n_small // 2
+    cut = int(o1[big])
+    scores = np.concatenate([s1[:cut], s2, s1[cut:]])
+    labels = np.concatenate([l1[:cut], l2, l1[cut:]])
+    offsets = np.concatenate([o1[:big + 1], o1[big:] + big_rows])
+    return scores, labels, offsets, big
+
+
+def tie_free(scores: np.ndarray, offsets: np.ndarray, seed: int = 0) -> np.ndarray:
+    """Scores with no tie inside any query, in ``scores``' dtype.
+
+    Each query's scores become a random permutation of 0 .. n-1 (exact in float32
+    up to 2**24 rows per query), so every tie-breaking rule gives the same order --
+    needed where a peer breaks ties arbitrarily (ranx; scikit-learn's
+    ``ignore_ties=True``).
+    """
+    n_q = len(offsets) - 1
+    lengths = np.diff(offsets)
+    query = np.repeat(np.arange(n_q, dtype=np.float64), lengths)
+    order = np.argsort(query + np.random.default_rng(seed).random(len(query)), kind="stable")
+    rank = np.arange(len(query), dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+    out = np.empty(len(query), dtype=scores.dtype)
+    out[order] = rank
+    return out
+
+
+_tie_free = tie_free  # for ragged(), whose tie_free argument shadows the function
+
+
+def as_dense(scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray):
+    """An equal-length batch as ``(y_true, y_score)`` of shape ``(n_queries, length)``.
+
+    Views, not copies. Raises ``ValueError`` if the queries differ in length.
+    """
+    lengths = np.diff(offsets)
+    if len(lengths) == 0 or (lengths != lengths[0]).any():
+        raise ValueError("as_dense needs queries of equal length (ragged(..., fixed=True))")
+    shape = (len(lengths), int(lengths[0]))
+    return labels.reshape(shape), scores.reshape(shape)
 
 
 def dense(n_rows: int = 20_000, n_cols: int = 50, seed: int = 0):

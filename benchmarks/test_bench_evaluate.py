@@ -35,12 +35,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import fastndcg
-from benchmarks import _data
+from benchmarks import _data, _peers
 from fastndcg import reference
 from fastndcg.synth import write_synthetic_log
 
 K = [1, 3, 5, 10]
-PYTREC_MEASURE = "ndcg_cut." + ",".join(map(str, K))
 TOLERANCE = 1e-12
 
 QUICK_SIZES = {"log_queries": 20_000, "log_row_group_rows": 1 << 17,
@@ -117,18 +116,12 @@ def write_trec_files(folder: str | os.PathLike, n_queries: int, n_docs: int = 10
 
 def fastndcg_trec(run: str | os.PathLike, qrels: str | os.PathLike) -> fastndcg.Report:
     """fastndcg in qrels mode with trec_eval's rules (linear gain, trec ties)."""
-    return fastndcg.evaluate(run, qrels=qrels, gain="linear", ties="trec", k=K)
+    return _peers.fastndcg_trec_files(run, qrels, K).call()
 
 
 def pytrec_end_to_end(run: str | os.PathLike, qrels: str | os.PathLike) -> dict:
     """pytrec_eval from the two files: parse both, then evaluate ndcg_cut."""
-    import pytrec_eval
-
-    with open(qrels) as f:
-        judgments = pytrec_eval.parse_qrel(f)
-    with open(run) as f:
-        ranking = pytrec_eval.parse_run(f)
-    return pytrec_eval.RelevanceEvaluator(judgments, {PYTREC_MEASURE}).evaluate(ranking)
+    return _peers.pytrec_eval_files(run, qrels, K).call()
 
 
 def assert_same_as_pytrec(report: fastndcg.Report, theirs: dict, tol: float = TOLERANCE) -> None:

@@ -348,11 +348,12 @@ def _regroup(table: pa.Table, query: str) -> _Chunk:
     ids = _plain_ids(table.column(query))
     encoded = ids.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=len(encoded.dictionary))
     offsets = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
-    return _Chunk(encoded.dictionary, offsets, table.take(pa.array(order)))
+    if len(codes) > 1 and not (codes[1:] >= codes[:-1]).all():  # not grouped yet
+        table = table.take(pa.array(np.argsort(codes, kind="stable")))
+    return _Chunk(encoded.dictionary, offsets, table)
 
 
 # --------------------------------------------------------------------------- qrels
