@@ -287,16 +287,6 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
                     f"or a pandas or polars DataFrame")
 
 
-def read_table(source, roles: dict[str, str], trec: Callable[[str], pa.Table] | None = None
-               ) -> pa.Table:
-    """The whole source as one table of the ``roles`` columns (for qrels)."""
-    src = open_source(source, roles, trec=trec)
-    batches = list(src.batches())
-    if not batches:
-        return pa.table({name: pa.array([], type=pa.null()) for name in roles}).select(list(roles))
-    return pa.Table.from_batches(batches)
-
-
 # --------------------------------------------------------------------------- TREC text files
 
 _RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
