@@ -358,6 +358,22 @@ def _regroup(table: pa.Table, query: str) -> _Chunk:
 
 # --------------------------------------------------------------------------- qrels
 
+def _sorted_docs(chunk: _Chunk, doc: str) -> tuple:
+    """(bytes, offsets, perm, dup) of the chunk's document ids, ``perm`` ordering each
+    query's ids; ``dup`` is None or (query id, document id, queries with duplicates)."""
+    data, soff = _string_buffers(chunk.table.column(doc))
+    perm = np.empty(chunk.table.num_rows, np.int64)
+    first_dup = np.empty(len(chunk.ids), np.int64)
+    K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm,
+                            first_dup)
+    bad = np.flatnonzero(first_dup >= 0)
+    if not len(bad):
+        return data, soff, perm, None
+    q = int(bad[0])
+    d = _as_strings(chunk.table.column(doc))[int(first_dup[q])].as_py()
+    return data, soff, perm, (chunk.ids[q].as_py(), d, len(bad))
+
+
 @dataclass
 class _Qrels:
     ids: pa.Array          # unique judged query ids (int64 or large_string)
@@ -384,17 +400,12 @@ def _load_qrels(qrels, query: str, doc: str, label: str, opts: _Options) -> _Qre
     if table is None or table.num_rows == 0:
         raise ValueError(f"the {src.describe} hold no judgments; check the file")
     chunk = _regroup(table, query)
-    data, soff = _string_buffers(chunk.table.column(doc))
-    perm = np.empty(chunk.table.num_rows, np.int64)
-    dup = np.empty(len(chunk.ids), np.int64)
-    K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm, dup)
-    bad = np.flatnonzero(dup >= 0)
-    if len(bad):
-        q = int(bad[0])
-        d = _as_strings(chunk.table.column(doc))[int(dup[q])].as_py()
-        raise ValueError(f"the {src.describe} judge document {d!r} of query "
-                         f"{chunk.ids[q].as_py()!r} more than once ({len(bad):,} queries have "
-                         f"such duplicates); keep one judgment per (query, document)")
+    data, soff, perm, dup = _sorted_docs(chunk, doc)
+    if dup is not None:
+        qid, d, n_bad = dup
+        raise ValueError(f"the {src.describe} judge document {d!r} of query {qid!r} more than "
+                         f"once ({n_bad:,} queries have such duplicates); keep one judgment "
+                         f"per (query, document)")
     labels = _numbers(chunk.table.column(label), api._WIDEN_LABELS)
     batch = _LogBatch(chunk.offsets, labels, labels, ids=_Names(chunk.ids))
     try:
@@ -438,18 +449,12 @@ class _Scorer:
 
     def _doc_order(self, chunk: _Chunk) -> tuple:
         """Document ids sorted within each query; a duplicate is an error."""
-        data, soff = _string_buffers(chunk.table.column(self.doc))
-        perm = np.empty(chunk.table.num_rows, np.int64)
-        dup = np.empty(len(chunk.ids), np.int64)
-        K.sort_strings_by_group(chunk.offsets, data, soff, _chunk_bounds(chunk.offsets), perm,
-                                dup)
-        bad = np.flatnonzero(dup >= 0)
-        if len(bad):
-            q = int(bad[0])
-            d = _as_strings(chunk.table.column(self.doc))[int(dup[q])].as_py()
+        data, soff, perm, dup = _sorted_docs(chunk, self.doc)
+        if dup is not None:
+            qid, d, _ = dup
             what = "run" if self.qrels is not None else "log"
             raise ValueError(f"the {what} lists document {d!r} more than once for query "
-                             f"{chunk.ids[q].as_py()!r}; keep one row per (query, document)")
+                             f"{qid!r}; keep one row per (query, document)")
         return data, soff, perm
 
     def score_chunk(self, chunk: _Chunk) -> _Scored:
