@@ -28,7 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-__all__ = ["Source", "open_source", "read_trec_run", "read_trec_qrels", "is_parquet_file"]
+__all__ = ["Source", "open_source", "read_trec_run", "read_trec_qrels", "is_parquet_file",
+           "input_paths", "read_parquet_file"]
 
 _ARROW_ERRORS = (pa.ArrowException, OSError)
 _HIDDEN = (".", "_")
@@ -40,27 +41,31 @@ class Source:
     describe: str
     columns: list[str]
     num_rows: int | None
-    _open: Callable[[], Iterator[pa.RecordBatch]]
+    _open: Callable[[list[str]], Iterator[pa.RecordBatch]]
     rereadable: bool = True
     schema: pa.Schema | None = None  # of ``columns``, when known before reading
+    paths: list[str] = field(default_factory=list)  # the files read, if any
     _used: bool = field(default=False, repr=False)
 
-    def batches(self, prefetch: bool = False) -> Iterator[pa.RecordBatch]:
-        """The batches, with exactly ``columns`` in that order; errors name the source.
+    def batches(self, prefetch: bool = False, columns: list[str] | None = None
+                ) -> Iterator[pa.RecordBatch]:
+        """The batches, with exactly ``columns`` (default: all the source's columns)
+        in that order; errors name the source.
 
         ``prefetch``: decode the next batch in a background thread while the caller
         works on this one (one batch ahead, so memory grows by one batch)."""
         if self._used and not self.rereadable:
             raise ValueError(f"{self.describe} can be read only once")
         self._used = True
-        it = _prefetched(self._open()) if prefetch else self._open()
+        cols = list(self.columns if columns is None else columns)
+        it = _prefetched(self._open(cols)) if prefetch else self._open(cols)
         while True:
             try:
                 batch = next(it)
             except StopIteration:
                 return
             except _ARROW_ERRORS as err:
-                raise ValueError(f"cannot read {self.describe}: {_short(err)}; is the file "
+                raise ValueError(f"cannot read {self.describe}: {short_error(err)}; is the file "
                                  f"complete and not corrupt? Write it again") from None
             if batch.num_rows:
                 yield batch
@@ -88,7 +93,7 @@ def _prefetched(it: Iterator) -> Iterator:
             yield item
 
 
-def _short(err: Exception) -> str:
+def short_error(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
@@ -158,6 +163,21 @@ def _parquet_paths(source: str) -> tuple[list[str], str]:
     return [source], repr(source)
 
 
+def input_paths(source) -> list[str]:
+    """The files and directories a path source would read (nothing is opened), so an
+    output can be checked against them before anything is read; [] for in-memory
+    sources."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if isinstance(source, ds.Dataset):
+        return list(getattr(source, "files", None) or [])
+    if not isinstance(source, str):
+        return []
+    if any(ch in source for ch in "*?[") and not os.path.exists(source):
+        return sorted(p for p in glob.glob(source, recursive=True) if os.path.isfile(p))
+    return [source]
+
+
 def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Source:
     paths, describe = _parquet_paths(source)
     cols = list(roles)
@@ -171,26 +191,40 @@ def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Sour
             meta = pq.ParquetFile(p).metadata
             schema = meta.schema.to_arrow_schema()
         except _ARROW_ERRORS as err:
-            raise ValueError(f"cannot read {p!r} as Parquet: {_short(err)}; is the file complete "
+            raise ValueError(f"cannot read {p!r} as Parquet: {short_error(err)}; is the file complete "
                              f"and not corrupt? Write it again") from None
         check_columns(schema, roles, repr(p) if len(paths) > 1 else describe)
         schemas.append(pa.schema([schema.field(c).with_nullable(True) for c in cols]))
         total += meta.num_rows
-    target = _common_schema(schemas, paths)
+    target = common_schema(schemas, paths)
 
-    def open_():
+    def open_(columns):
         # one file after another, one row group's worth of batches at a time: memory
         # stays at a batch or two whatever the size of the log
+        want = pa.schema([target.field(c) for c in columns])
         for p in paths:
-            with pq.ParquetFile(p) as f:
-                for batch in f.iter_batches(batch_size=batch_rows, columns=cols,
-                                            use_threads=True):
-                    yield batch if batch.schema.equals(target) else _conform(batch, target)
+            yield from read_parquet_file(p, columns, want, batch_rows)
 
-    return Source(describe, cols, total, open_, schema=target)
+    return Source(describe, cols, total, open_, schema=target, paths=paths)
 
 
-def _common_schema(schemas: list[pa.Schema], paths: list[str]) -> pa.Schema:
+def read_parquet_file(path: str, columns: list[str], schema: pa.Schema, batch_rows: int,
+                      row_groups: list[int] | None = None, filesystem=None
+                      ) -> Iterator[pa.RecordBatch]:
+    """Batches of ``columns`` of one Parquet file (optionally some row groups only),
+    conformed to ``schema``; a damaged file is an error naming it."""
+    try:
+        handle = filesystem.open_input_file(path) if filesystem is not None else path
+        with pq.ParquetFile(handle) as f:
+            for batch in f.iter_batches(batch_size=batch_rows, columns=columns,
+                                        row_groups=row_groups, use_threads=True):
+                yield batch if batch.schema.equals(schema) else _conform(batch, schema)
+    except _ARROW_ERRORS as err:
+        raise ValueError(f"cannot read {path!r}: {short_error(err)}; is the file complete and not "
+                         f"corrupt? Write it again") from None
+
+
+def common_schema(schemas: list[pa.Schema], paths: list[str]) -> pa.Schema:
     """One schema for all files (int32 + int64 -> int64, float32 + float64 -> float64),
     so a query straddling two files can be put together; else a clear error."""
     if all(s.equals(schemas[0]) for s in schemas):
@@ -218,11 +252,13 @@ def _dataset_source(dataset: ds.Dataset, roles: dict[str, str], describe: str,
     check_columns(dataset.schema, roles, describe)
     cols = list(roles)
 
-    def open_():
-        return iter(dataset.to_batches(columns=cols, batch_size=batch_rows, batch_readahead=4,
-                                       fragment_readahead=2, use_threads=True))
+    def open_(columns):
+        return iter(dataset.to_batches(columns=columns, batch_size=batch_rows,
+                                       batch_readahead=4, fragment_readahead=2,
+                                       use_threads=True))
 
-    return Source(describe, cols, num_rows, open_, schema=dataset.schema)
+    files = list(getattr(dataset, "files", None) or [])
+    return Source(describe, cols, num_rows, open_, schema=dataset.schema, paths=files)
 
 
 def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
@@ -231,7 +267,8 @@ def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
     cols = list(roles)
     table = table.select(cols)
     return Source(describe, cols, table.num_rows,
-                  lambda: iter(table.to_batches(max_chunksize=batch_rows)), schema=table.schema)
+                  lambda columns: iter(table.select(columns).to_batches(max_chunksize=batch_rows)),
+                  schema=table.schema)
 
 
 def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
@@ -240,9 +277,9 @@ def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
     check_columns(reader.schema, roles, describe)
     cols = list(roles)
 
-    def open_():
+    def open_(columns):
         for batch in reader:
-            batch = batch.select(cols)
+            batch = batch.select(columns)
             for start in range(0, batch.num_rows, batch_rows):
                 yield batch.slice(start, batch_rows)
 
@@ -269,7 +306,9 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
         source = os.fspath(source)
     if isinstance(source, str):
         if trec is not None and os.path.isfile(source) and not is_parquet_file(source):
-            return _table_source(trec(source), roles, repr(source), batch_rows)
+            src = _table_source(trec(source), roles, repr(source), batch_rows)
+            src.paths = [source]
+            return src
         return _parquet_source(source, roles, batch_rows)
     if isinstance(source, pa.RecordBatch):
         source = pa.Table.from_batches([source])
@@ -322,7 +361,7 @@ def _lines(path: str) -> pa.Array:
         with pa.input_stream(path, compression="detect") as f:
             data = f.read()
     except _ARROW_ERRORS as err:
-        raise ValueError(f"cannot read {path!r}: {_short(err)}") from None
+        raise ValueError(f"cannot read {path!r}: {short_error(err)}") from None
     try:
         text = pa.array([data], pa.large_binary()).cast(pa.large_string())
     except pa.ArrowInvalid:

@@ -32,7 +32,7 @@ from fastndcg import reference
 from fastndcg.synth import synthetic_log
 
 # the module (``fastndcg.evaluate`` the attribute is the function)
-EV = sys.modules["fastndcg.evaluate"]
+SC = sys.modules["fastndcg.scattered"]
 
 K = (1, 3, 5, 10)
 NAMES = [f"ndcg@{k}" for k in K]
@@ -249,6 +249,7 @@ def split_logs(draw):
                 row_group=draw(st.integers(1, 6)), batch_rows=draw(st.integers(1, 9)),
                 kind=draw(st.sampled_from(["dir", "glob", "table", "reader"])),
                 regroup_rows=draw(st.sampled_from([8 << 20, 1, 4])),
+                spill_ids=draw(st.sampled_from([2 << 20, 1, 3])),
                 ties=draw(st.sampled_from(["average", "stable"])))
 
 
@@ -270,7 +271,8 @@ def test_any_split_equals_ndcg(tmp_path_factory, case):
         source = pa.RecordBatchReader.from_batches(table.schema, batches)
     ids = table["query_id"].to_pylist()
     really_scattered = len(query_boundaries(ids)) + 1 > len(set(ids))
-    with mock.patch.object(EV, "_REGROUP_ROWS", case["regroup_rows"]):
+    with mock.patch.object(SC, "REGROUP_ROWS", case["regroup_rows"]), \
+            mock.patch.object(SC, "SPILL_IDS", case["spill_ids"]):
         if case["kind"] == "reader" and really_scattered:
             with pytest.raises(ValueError, match="not adjacent"):
                 fastndcg.evaluate(source, batch_rows=case["batch_rows"], ties=case["ties"])
@@ -343,9 +345,9 @@ class _CountCalls:
 @pytest.mark.parametrize("limit", [1, 5, 64])
 def test_scattered_rows_regrouped_on_disk(monkeypatch, tmp_path, log, limit):
     table = shuffled(log, seed=5)
-    monkeypatch.setattr(EV, "_REGROUP_ROWS", limit)
-    spy = _CountCalls(EV._regroup)
-    monkeypatch.setattr(EV, "_regroup", spy)
+    monkeypatch.setattr(SC, "REGROUP_ROWS", limit)
+    spy = _CountCalls(SC.regroup)
+    monkeypatch.setattr(SC, "regroup", spy)
     report = fastndcg.evaluate(table, batch_rows=13, ties="stable")
     assert spy.calls > 1  # one regroup per bucket: the disk path was taken
     assert_list_mode(report, table, ties="stable")
@@ -356,9 +358,9 @@ def test_scattered_rows_regrouped_on_disk(monkeypatch, tmp_path, log, limit):
 
 def test_scattered_rows_in_memory_by_default(monkeypatch, log):
     table = shuffled(log, seed=6)
-    spy = _CountCalls(EV._regroup)
-    monkeypatch.setattr(EV, "_REGROUP_ROWS", 1 << 30)
-    monkeypatch.setattr(EV, "_regroup", spy)
+    spy = _CountCalls(SC.regroup)
+    monkeypatch.setattr(SC, "REGROUP_ROWS", 1 << 30)
+    monkeypatch.setattr(SC, "regroup", spy)
     assert_list_mode(fastndcg.evaluate(table, batch_rows=13), table)
     assert spy.calls == 1
 

@@ -1,0 +1,338 @@
+"""Shared internals of the scoring path: option checks, numeric columns, value
+checks and the kernel driver.
+
+:mod:`fastndcg.api` (arrays) and the evaluation modules (search logs) both build a
+:class:`Batch` and call :func:`run_kernels`; nothing here is public API, but the
+names are public within the package, so no module reaches into another's
+underscored names.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+
+
+GAIN_NAMES = {"exp2": K.EXP2, "linear": K.LINEAR}
+
+
+TIES = {"average": K.AVERAGE, "stable": K.STABLE, "optimistic": K.OPTIMISTIC,
+         "pessimistic": K.PESSIMISTIC}
+
+
+ZERO_IDCG = ("zero", "one", "nan", "error")
+
+
+NAN_SCORES = ("error", "last")
+
+
+NEGATIVE_LABELS = ("error", "zero", "keep")
+
+
+HIST_LABELS = 32  # integer labels 0..31 are counted for IDCG instead of selected
+
+
+EXP2_MAX_LABEL = 1023.0  # 2**1024 overflows a float64
+
+
+EXP2_TABLE = 2.0 ** np.arange(64) - 1.0  # exact exp2 gains of the labels 0..63
+
+
+# Numba's "workqueue" threading layer aborts on concurrent parallel launches; the
+# kernels already use every core, so calls from several Python threads take turns.
+KERNEL_LOCK = threading.Lock()
+
+
+def check_choice(name: str, value, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+    return value
+
+
+def parse_cutoffs(k) -> tuple[list, bool]:
+    """Validated cutoffs as a list (None = whole list) and whether k was a sequence."""
+    def one(v, where):
+        if v is None and where == "k":
+            return None
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            if where == "k":
+                raise TypeError(f"k must be an int >= 1 or None, got {v!r} "
+                                f"({type(v).__name__}); for several cutoffs pass a list such "
+                                f"as k=[1, 3, 5, 10]")
+            raise TypeError(f"{where} must be an int >= 1, got {v!r} ({type(v).__name__}); a "
+                            f"list of cutoffs holds ints only (k=None alone means the whole "
+                            f"list)")
+        if v < 1:
+            raise ValueError(f"{where} must be >= 1, got {int(v)}; pass a positive cutoff "
+                             f"such as k=10, or k=None for the whole list")
+        return int(v)
+
+    if k is None or isinstance(k, (numbers.Integral, np.bool_)):
+        return [one(k, "k")], False
+    if isinstance(k, (str, bytes)) or not hasattr(k, "__iter__"):
+        raise TypeError(f"k must be an int, None or a sequence of ints, got {k!r} "
+                        f"({type(k).__name__})")
+    values = list(np.asarray(k).ravel()) if isinstance(k, np.ndarray) else list(k)
+    if not values:
+        raise ValueError("k is an empty sequence; pass at least one cutoff, e.g. k=[10]")
+    return [one(v, f"k[{i}]") for i, v in enumerate(values)], True
+
+
+def parse_log_base(value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"log_base must be a real number > 1, got {value!r} ({type(value).__name__})")
+    if not (math.isfinite(value) and value > 1):
+        raise ValueError(f"log_base must be a finite number > 1, got {value!r}; "
+                         f"the usual choice is log_base=2")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Gain:
+    mode: int
+    table: np.ndarray  # float64; length 1 (unused) unless mode == TABLE
+
+    def describe(self) -> str:
+        return {K.EXP2: "gain='exp2'", K.LINEAR: "gain='linear'"}.get(
+            self.mode, f"a gain table of length {len(self.table)}")
+
+
+def parse_gain(gain) -> Gain:
+    if isinstance(gain, str):
+        if gain not in GAIN_NAMES:
+            raise ValueError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed "
+                             f"by integer label, got {gain!r}")
+        mode = GAIN_NAMES[gain]
+        return Gain(mode, EXP2_TABLE if mode == K.EXP2 else np.zeros(1))
+    if gain is None or isinstance(gain, (numbers.Number, bytes)):
+        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed by "
+                        f"integer label (e.g. [0, 1, 3, 7]), got {gain!r}")
+    try:
+        table = np.array(gain, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of numbers, "
+                        f"got {gain!r}") from None
+    if table.ndim != 1 or len(table) == 0:
+        raise ValueError(f"a gain table must be a non-empty 1-D sequence (gain[label], e.g. "
+                         f"[0, 1, 3, 7]), got shape {table.shape}")
+    if not np.isfinite(table).all():
+        raise ValueError(f"the gain table must hold finite numbers, got {table.tolist()}")
+    return Gain(K.TABLE, table)
+
+
+# Each dtype reaching the kernels is one compiled specialisation (tens of seconds the
+# first time), so rarer dtypes are widened, exactly, to a few common ones. Scores keep
+# float32/float64/int32/int64/uint64 and labels int8/int32/int64/float32/float64.
+WIDEN_SCORES = {"b": np.int32, "i1": np.int32, "i2": np.int32, "u1": np.int32,
+                 "u2": np.int32, "u4": np.int64, "f2": np.float32}
+
+
+WIDEN_LABELS = {"b": np.int8, "u1": np.int32, "i2": np.int32, "u2": np.int32,
+                 "u4": np.int64, "u8": np.float64, "f2": np.float32}
+
+
+def numeric(arr: np.ndarray, name: str, widen: dict | None = None) -> np.ndarray:
+    kind = arr.dtype.kind
+    if kind not in "biuf":
+        hint = " (missing values?)" if kind == "O" else ""
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}{hint}; convert it, "
+                        f"e.g. numpy.asarray({name}, dtype=float)")
+    if arr.dtype.itemsize > 8:  # long double
+        arr = arr.astype(np.float64)
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    code = "b" if kind == "b" else f"{kind}{arr.dtype.itemsize}"
+    if widen and code in widen:
+        arr = arr.astype(widen[code])
+    return arr
+
+
+@dataclass
+class Batch:
+    """Clean CSR input for the kernels, plus what is needed to name a query."""
+    offsets: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+    ids: Any = None  # query id of each query (first-appearance order), or None
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.offsets) - 1
+
+    def name(self, q: int) -> str:
+        if self.ids is not None:
+            return f"query {self.ids[q]!r} (query index {q})"
+        return f"query {q} (rows {self.offsets[q]}:{self.offsets[q + 1]})"
+
+    def query_of_row(self, row: int) -> int:
+        return int(np.searchsorted(self.offsets, row, side="right") - 1)
+
+
+def plain(value):
+    """A NumPy scalar as the plain Python number it is (for messages)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+@dataclass(frozen=True)
+class LabelInfo:
+    integer: bool
+    lo: float
+    hi: float
+
+
+def scan(batch: Batch, check_scores: bool) -> tuple[np.ndarray, LabelInfo]:
+    scores = batch.scores if check_scores else batch.scores[:0]
+    n_chunks = max(1, min(64, len(batch.labels) // 65536))
+    first, lmin, lmax = K.scan_values(scores, batch.labels, n_chunks)
+    firsts = np.where(first < 0, np.iinfo(np.int64).max, first).min(axis=0)
+    firsts[firsts == np.iinfo(np.int64).max] = -1
+    lo, hi = float(lmin.min()), float(lmax.max())
+    if lo > hi:  # no finite label at all (no rows)
+        lo = hi = 0.0
+    return firsts, LabelInfo(bool(firsts[K.SCAN_FRACTION] < 0), lo, hi)
+
+
+def check_values(batch: Batch, gain: Gain, nan_scores: str, negative_labels: str,
+                  check_scores: bool = True) -> LabelInfo:
+    """Raise for bad values; replace NaN scores / negative labels per the policies.
+
+    Updates ``batch`` in place with new arrays (never the caller's arrays)."""
+    firsts, info = scan(batch, check_scores)
+    labels = batch.labels
+    row = firsts[K.SCAN_BAD_LABEL]
+    if row >= 0:
+        raise ValueError(f"labels must be finite, but {batch.name(batch.query_of_row(row))} "
+                         f"has label {plain(labels[row])!r}; drop or fix those rows")
+    row = firsts[K.SCAN_NAN_SCORE]
+    if row >= 0:
+        if nan_scores == "error":
+            raise ValueError(f"scores contain NaN (first in {batch.name(batch.query_of_row(row))}); "
+                             f"pass nan_scores='last' to rank NaN below every score, or drop "
+                             f"those rows")
+        batch.scores = nan_last_keys(batch.scores)
+    row = firsts[K.SCAN_NEGATIVE]
+    if row >= 0:
+        if negative_labels == "error":
+            raise ValueError(f"labels must not be negative, but "
+                             f"{batch.name(batch.query_of_row(row))} has label "
+                             f"{plain(labels[row])!r}; "
+                             f"pass negative_labels='zero' to treat negatives as 0 (as "
+                             f"trec_eval does) or 'keep' to use them as they are")
+        if negative_labels == "zero":
+            batch.labels = np.maximum(labels, labels.dtype.type(0))
+            integer = info.integer
+            if not integer:  # the fractions may all have been negative, now 0
+                integer = bool((batch.labels == np.floor(batch.labels)).all())
+                firsts[K.SCAN_FRACTION] = -1 if integer else int(
+                    np.flatnonzero(batch.labels != np.floor(batch.labels))[0])
+            info = LabelInfo(integer, max(info.lo, 0.0), max(info.hi, 0.0))
+    if gain.mode == K.TABLE:
+        row = firsts[K.SCAN_FRACTION]
+        if row < 0 and (info.lo < 0 or info.hi >= len(gain.table)):
+            row = int(np.flatnonzero((batch.labels < 0) | (batch.labels >= len(gain.table)))[0])
+        if row >= 0:
+            raise ValueError(f"with {gain.describe()} labels must be integers 0..{len(gain.table) - 1}, "
+                             f"but {batch.name(batch.query_of_row(row))} has label "
+                             f"{plain(batch.labels[row])!r}; extend the table or use "
+                             f"gain='exp2'/'linear'")
+    if gain.mode == K.EXP2 and info.hi > EXP2_MAX_LABEL:
+        row = int(np.flatnonzero(batch.labels > EXP2_MAX_LABEL)[0])
+        raise ValueError(f"label {plain(batch.labels[row])!r} in "
+                         f"{batch.name(batch.query_of_row(row))} "
+                         f"overflows gain='exp2' (2**label - 1 is infinite above label 1023); "
+                         f"use gain='linear' or rescale the labels")
+    return info
+
+
+def nan_last_keys(scores: np.ndarray) -> np.ndarray:
+    """Integer keys ordered like ``scores`` with NaN below -inf (all NaN tied)."""
+    itype = np.int32 if scores.dtype.itemsize <= 4 else np.int64
+    values = scores.astype(np.float32 if itype is np.int32 else np.float64) + 0.0  # -0.0 -> 0.0
+    bits = values.view(itype)
+    keys = np.where(bits < 0, bits ^ np.iinfo(itype).max, bits)
+    keys[np.isnan(values)] = np.iinfo(itype).min
+    return keys
+
+
+def work_chunks(offsets: np.ndarray, ioffsets: np.ndarray) -> np.ndarray:
+    """Query boundaries splitting the batch into chunks of about equal work."""
+    import numba
+
+    n_q = len(offsets) - 1
+    n_chunks = max(1, min(n_q, 8 * numba.get_num_threads()))
+    cost = offsets[1:] + 8 * np.arange(1, n_q + 1)  # rows plus a per-query overhead
+    if ioffsets is not offsets:
+        cost = cost + ioffsets[1:]
+    targets = np.linspace(0, cost[-1], n_chunks + 1)[1:-1]
+    inner = np.searchsorted(cost, targets, side="right")
+    return np.unique(np.concatenate(([0], inner, [n_q]))).astype(np.int64)
+
+
+def discounts(length: int, log_base: float) -> np.ndarray:
+    # the same expression as scikit-learn, so discounts agree to the last bit
+    with np.errstate(divide="ignore"):
+        return 1 / (np.log(np.arange(length) + 2) / np.log(log_base))
+
+
+def hist_order(gain: Gain, info: LabelInfo) -> np.ndarray:
+    """Label values by gain, highest first, when labels are small non-negative ints."""
+    if not (info.integer and info.lo >= 0 and info.hi < HIST_LABELS):
+        return np.zeros(0, np.int64)
+    values = np.arange(int(info.hi) + 1)
+    gains = gain.table[values] if gain.mode == K.TABLE else values.astype(np.float64)
+    return values[np.argsort(-gains, kind="stable")].astype(np.int64)
+
+
+def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: float,
+         info: LabelInfo, want_dcg: bool, want_idcg: bool, ideal: Batch | None = None):
+    """DCG and IDCG, each (n_queries, len(cutoffs)) float64 (or None if not wanted)."""
+    ideal = batch if ideal is None else ideal
+    n_q = batch.n_queries
+    lengths = np.diff(batch.offsets)
+    longest = max(1, int(lengths.max(initial=0)), int(np.diff(ideal.offsets).max(initial=0)))
+    effective = [longest if c is None else min(c, longest) for c in cutoffs]
+    unique = sorted(set(effective))
+    columns = [unique.index(e) for e in effective]
+    out_dcg = np.zeros((n_q, len(unique)))
+    out_idcg = np.zeros((n_q, len(unique)))
+    if n_q:
+        scores = batch.scores
+        with KERNEL_LOCK:
+            K.dcg_idcg_batch(batch.offsets, scores, batch.labels, ideal.offsets, ideal.labels,
+                             np.array(unique, np.int64), discounts(unique[-1], log_base),
+                             gain.mode, gain.table, tmode, hist_order(gain, info), work_chunks(batch.offsets, ideal.offsets),
+                             want_dcg, want_idcg, out_dcg, out_idcg)
+    return (out_dcg[:, columns] if want_dcg else None,
+            out_idcg[:, columns] if want_idcg else None)
+
+
+def check_finite(values: np.ndarray, batch: Batch, what: str) -> None:
+    """Gains near 2**1023 can sum past the largest float: say so, never return NaN."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        q = int(np.argwhere(bad)[0][0])
+        raise ValueError(f"{what} overflows for {batch.name(q)}: its gains are too large to "
+                         f"add up in float64; use gain='linear' or rescale the labels")
+
+
+def normalise(dcg: np.ndarray, idcg: np.ndarray, zero_idcg: str, batch: Batch,
+               cutoffs: list) -> np.ndarray:
+    zero = idcg == 0
+    out = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~zero)
+    if zero.any():
+        if zero_idcg == "error":
+            q, c = (int(i) for i in np.argwhere(zero)[0])
+            cut = "" if cutoffs[c] is None else f"@{cutoffs[c]}"
+            raise ValueError(f"IDCG{cut} is 0 for {batch.name(q)}: no item has a non-zero gain; "
+                             f"pass zero_idcg='zero' (scikit-learn, trec_eval), 'one' "
+                             f"(LightGBM) or 'nan' to score such queries")
+        out[zero] = {"zero": 0.0, "one": 1.0, "nan": np.nan}[zero_idcg]
+    return out

@@ -1,0 +1,639 @@
+"""The same evaluation on a Dask cluster (optional extra: ``pip install fastndcg[dask]``).
+
+:func:`evaluate` takes the options of :func:`fastndcg.evaluate` and returns the
+same :class:`~fastndcg.report.Report`, with per-query values bit-identical to the
+single-machine path: each partition is scored by
+:func:`fastndcg.partition.score_partition`, the function that scores the whole log
+on one machine, and nothing is implemented twice.
+
+How the work is cut and put back together:
+
+* **Partitions.** A Parquet file is one partition, or several when it holds more
+  than ``partition_rows`` rows (cut at row-group boundaries); a Dask DataFrame
+  keeps its partitions. Files are listed and their footers read on the client
+  (local paths or any fsspec URL: ``s3://``, ``gs://``, ``hdfs://``, ...), so a
+  missing or damaged file fails the run before any work starts, naming the file.
+* **Queries straddling partitions** are merged, not shuffled: a partition's first
+  and last runs of rows may continue in its neighbours, so a task scores
+  everything between them and returns the two edge runs unscored; the client
+  stitches the edges of consecutive partitions (at most two small queries per
+  partition) and scores them with the same scorer. A shuffle by query id would
+  move every row over the network to fix a few queries per partition, and would
+  lose the order of rows inside a query that ``ties="stable"`` depends on.
+* **Scattered queries** (rows of one id far apart): when the run ids are not in
+  increasing order across the whole log, tasks hash the run ids of each
+  partition into buckets, one task per bucket finds the ids seen twice, the rows
+  of those queries are read again and each is scored whole, and the parts of
+  per-query results that hold their fragments are rewritten (first appearance
+  kept), as on one machine.
+* **Qrels mode.** The judgments are read once on the client and broadcast to
+  the workers (``Client.scatter(..., broadcast=True)``); they are small next to
+  the run. Judged queries missing from the run are found by OR-ing the tasks'
+  "seen" masks.
+* **Results.** With ``per_query=PATH`` (a directory; created when missing) each
+  task writes its part of the per-query results there itself; parts are staged
+  in a hidden directory and moved into place when the run succeeded, so a
+  failed run leaves no partial output. With ``None`` the parts are gathered to
+  the client as one table; with ``False`` nothing is kept. Means come from the
+  merged :class:`~fastndcg.report.Totals` of the tasks.
+* **Faults.** Tasks are pure and write their parts under a temporary name, then
+  rename: when a worker dies, Dask runs its lost tasks again elsewhere and the
+  answer is complete and the same. An error in the data (a damaged file, a bad
+  value) fails the whole run with that error.
+* **Compiling.** Numba compiles each kernel once per worker process, not per
+  task; the compiled code is cached on disk (``FASTNDCG_CACHE_DIR``), and a
+  worker plugin loads the kernels when a worker starts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from . import io
+from .chunks import regroup
+from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
+                        score_partition, sorted_before)
+from .qrels import Qrels, load_qrels
+from .report import Output, Part, PartWriter, Report, Totals, result_schema
+from .scattered import Fixed, duplicates_in, patch, rescore
+from .evaluate import id_type, open_run
+
+__all__ = ["evaluate", "WarmKernels"]
+
+PARTITION_ROWS = 16 << 20  # rows per partition when a Parquet file is cut by row groups
+
+
+def _require():
+    try:
+        import distributed  # noqa: F401 - only to say what is missing
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("fastndcg.dask needs Dask's distributed scheduler: "
+                          "pip install 'fastndcg[dask]'") from None
+
+
+# --------------------------------------------------------------------------- pieces
+
+@dataclass
+class _Piece:
+    """One partition: row groups of a Parquet file, a table slice, or a DataFrame partition."""
+    kind: str                     # "parquet" | "table" | "frame"
+    path: str | None = None
+    row_groups: list | None = None
+    filesystem: Any = None        # pyarrow filesystem for "parquet"
+    data: Any = None              # table slice, or a future of a pandas partition
+
+
+@dataclass
+class _Context:
+    """What every task needs besides its piece (small, pickled once per task)."""
+    opts: Options
+    columns: list
+    schema: pa.Schema             # of the source columns
+    result_schema: pa.Schema
+    batch_rows: int
+    keep: bool                    # keep per-query results (memory or files)
+    staging: str | None           # where parts are written (None: returned in memory)
+
+
+def _list_parquet(source: str, roles: dict, partition_rows: int) -> tuple[list, pa.Schema, str, list]:
+    """Files of a path, directory or glob (local or fsspec URL) cut into pieces."""
+    import pyarrow.parquet as pq
+    from pyarrow.fs import FileSelector, FileSystem, FileType, FSSpecHandler, PyFileSystem
+
+    if "://" in source and not source.startswith("file://"):
+        import fsspec
+        fs_, root = fsspec.core.url_to_fs(source)
+        fs = PyFileSystem(FSSpecHandler(fs_))
+    else:
+        local = source[len("file://"):] if source.startswith("file://") else source
+        fs, root = FileSystem.from_uri(os.path.abspath(os.path.expanduser(local)))
+    inputs: list[str] = []
+    if any(ch in root for ch in "*?["):
+        import fnmatch
+        base = root
+        while any(ch in base for ch in "*?["):
+            base = os.path.dirname(base)
+        infos = fs.get_file_info(FileSelector(base, recursive=True, allow_not_found=True))
+        paths = sorted(i.path for i in infos if i.type == FileType.File
+                       and fnmatch.fnmatch(i.path, root) and not _hidden(i.path, base))
+        if not paths:
+            raise FileNotFoundError(f"no files match {source!r}; check the pattern")
+        describe = f"{source!r} ({len(paths)} files)"
+    else:
+        info = fs.get_file_info(root)
+        if info.type == FileType.NotFound:
+            raise FileNotFoundError(f"{source!r} does not exist; check the path")
+        if info.type == FileType.Directory:
+            infos = fs.get_file_info(FileSelector(root, recursive=True))
+            paths = sorted(i.path for i in infos if i.type == FileType.File
+                           and not _hidden(i.path, root))
+            if not paths:
+                raise FileNotFoundError(f"directory {source!r} holds no data files")
+            describe = f"directory {source!r} ({len(paths)} files)"
+            inputs.append(root)
+        else:
+            paths = [root]
+            describe = repr(source)
+    from pyarrow.fs import LocalFileSystem
+    if isinstance(fs, LocalFileSystem):
+        inputs += paths
+    cols = list(roles)
+
+    def footer(path):
+        try:
+            with fs.open_input_file(path) as f:
+                if f.read(4) != b"PAR1":
+                    raise ValueError(f"{path!r} is not a Parquet file (no PAR1 magic bytes)")
+                f.seek(0)
+                meta = pq.ParquetFile(f).metadata
+                return meta, meta.schema.to_arrow_schema()
+        except (pa.ArrowException, OSError) as err:
+            raise ValueError(f"cannot read {path!r} as Parquet: {io.short_error(err)}; is the "
+                             f"file complete and not corrupt? Write it again") from None
+
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(8) as pool:
+        footers = list(pool.map(footer, paths))
+    schemas = []
+    pieces = []
+    for path, (meta, schema) in zip(paths, footers):
+        io.check_columns(schema, roles, repr(path) if len(paths) > 1 else describe)
+        schemas.append(pa.schema([schema.field(c).with_nullable(True) for c in cols]))
+        groups, rows = [], 0
+        for g in range(meta.num_row_groups):
+            n = meta.row_group(g).num_rows
+            if groups and rows + n > partition_rows:
+                pieces.append(_Piece("parquet", path, groups, fs))
+                groups, rows = [], 0
+            groups.append(g)
+            rows += n
+        if groups or not pieces or pieces[-1].path != path:
+            pieces.append(_Piece("parquet", path, groups, fs))
+    return pieces, io.common_schema(schemas, paths), describe, inputs
+
+
+def _hidden(path: str, root: str) -> bool:
+    rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
+    return any(part.startswith((".", "_")) for part in rel.split(os.sep))
+
+
+def _piece_batches(piece: _Piece, ctx: _Context, columns: list | None = None):
+    cols = ctx.columns if columns is None else columns
+    if piece.kind == "parquet":
+        schema = pa.schema([ctx.schema.field(c) for c in cols])
+        if piece.row_groups == []:
+            return iter(())
+        return io.read_parquet_file(piece.path, cols, schema, ctx.batch_rows,
+                                    row_groups=piece.row_groups, filesystem=piece.filesystem)
+    table = piece.data
+    if piece.kind == "frame":
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    table = table.select(cols)
+    return iter(table.to_batches(max_chunksize=ctx.batch_rows))
+
+
+def _describe(piece: _Piece) -> str:
+    return repr(piece.path) if piece.kind == "parquet" else "a partition"
+
+
+# --------------------------------------------------------------------------- tasks
+
+def _set_threads() -> None:
+    """Numba threads = the worker's threads, so worker processes do not oversubscribe."""
+    try:
+        from distributed import get_worker
+        import numba
+        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS,
+                                         get_worker().state.nthreads)))
+    except (ImportError, ValueError, AttributeError):
+        pass
+
+
+def _score_piece(piece: _Piece, ctx: _Context, qrels: Qrels | None, slot: int
+                 ) -> tuple[PartitionResult, Part]:
+    _set_threads()
+    path = None if ctx.staging is None else os.path.join(ctx.staging, f"part-{slot:06d}.parquet")
+    writer = PartWriter(ctx.result_schema, path, keep=ctx.keep)
+    try:
+        result = score_partition(_piece_batches(piece, ctx), Scorer(ctx.opts, qrels), writer,
+                                 edges=True)
+    except BaseException:
+        writer.abort()
+        raise
+    return result, writer.close()
+
+
+def _piece_run_ids(piece: _Piece, ctx: _Context, skip_head: bool, n_buckets: int) -> list:
+    """The piece's run ids (its head left out when it continues the previous
+    piece), hashed into ``n_buckets`` arrays."""
+    from ._arrow import id_hash
+    from .chunks import run_ids
+
+    ids = list(run_ids(_piece_batches(piece, ctx, [ctx.opts.query]), ctx.opts.query))
+    if not ids:
+        return [None] * n_buckets
+    ids = pa.concat_arrays(ids)
+    if skip_head:
+        ids = ids.slice(1)
+    bucket = (id_hash(ids) % np.uint64(n_buckets)).astype(np.int64)
+    return [ids.filter(pa.array(bucket == b)) for b in range(n_buckets)]
+
+
+def _bucket_duplicates(*parts) -> pa.Array | None:
+    parts = [p for p in parts if p is not None and len(p)]
+    return duplicates_in(pa.concat_arrays(parts)) if parts else None
+
+
+def _piece_rows(piece: _Piece, ctx: _Context, dup: pa.Array) -> pa.Table | None:
+    """The piece's rows of the scattered queries, in source order."""
+    import pyarrow.compute as pc
+    from ._arrow import plain_ids
+
+    out = []
+    for batch in _piece_batches(piece, ctx):
+        ids = plain_ids(batch.column(ctx.opts.query))
+        if ids.type != dup.type:
+            ids = ids.cast(dup.type)
+        keep = pc.is_in(ids, value_set=dup)
+        if pc.any(keep).as_py():
+            out.append(batch.filter(keep))
+    return pa.Table.from_batches(out) if out else None
+
+
+def _part_holds(part: Part, dup: pa.Array) -> np.ndarray:
+    """Which scattered ids appear in ``part``."""
+    import pyarrow.compute as pc
+
+    found = np.zeros(len(dup), bool)
+    for batch, _ in part.iter_batches():
+        ids = batch.column(0)
+        if ids.type != dup.type:
+            ids = ids.cast(dup.type)
+        at = pc.index_in(ids, value_set=dup).drop_null().to_numpy().astype(np.int64)
+        found[at] = True
+    return found
+
+
+def _patch_part(part: Part, fixed: Fixed, home: np.ndarray, path: str | None) -> tuple[Part, Totals]:
+    writer = PartWriter(part.schema, path, keep=True)
+    try:
+        totals = patch(part, writer, fixed, home)
+    except BaseException:
+        writer.abort()
+        raise
+    new = writer.close()
+    part.remove()
+    return new, totals
+
+
+def _fragment_totals(piece: _Piece, ctx: _Context, qrels: Qrels | None, dup: pa.Array
+                     ) -> Totals:
+    """Totals of the piece's interior runs of scattered queries (scored as the first
+    pass scored them), to be taken out of the means when no results are kept."""
+    _set_threads()
+    writer = PartWriter(ctx.result_schema, None, keep=True)
+    score_partition(_piece_batches(piece, ctx), Scorer(ctx.opts, qrels), writer, edges=True,
+                    only=dup)
+    return writer.close().totals()
+
+
+try:  # the plugin base class, when distributed is installed
+    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
+except ImportError:  # pragma: no cover
+    _WorkerPlugin = object
+
+
+class WarmKernels(_WorkerPlugin):
+    """A Dask worker plugin that loads (or compiles, the first time) fastndcg's
+    kernels for the common dtypes when a worker starts, so no task pays for it.
+
+    >>> from distributed import Client            # doctest: +SKIP
+    >>> Client("tcp://scheduler:8786").register_plugin(WarmKernels())  # doctest: +SKIP
+    """
+
+    name = "fastndcg-warm-kernels"
+    idempotent = True
+
+    def setup(self, worker=None) -> None:
+        from .evaluate import evaluate
+        from .synth import synthetic_log
+        evaluate(synthetic_log(3), k=[1, 10], per_query=False)
+
+    def teardown(self, worker=None) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- client side
+
+class _Edges:
+    """Stitches the edge runs of consecutive pieces into whole queries."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.open: list[pa.Table] = []
+        self.open_id = None
+        self.done: dict[int, list[pa.Table]] = {}  # slot -> whole queries, in order
+
+    def _close(self, slot: int) -> None:
+        if self.open:
+            self.done.setdefault(slot, []).append(pa.concat_tables(self.open))
+        self.open, self.open_id = [], None
+
+    def add(self, index: int, head: pa.Table | None, tail: pa.Table | None) -> bool:
+        """Piece ``index``'s edges; returns whether its head continues the open query."""
+        if head is None:
+            return False
+        head_id = _first_id(head, self.query)
+        joined = bool(self.open) and head_id == self.open_id
+        if not joined:
+            self._close(2 * index)
+        self.open.append(head)
+        self.open_id = head_id
+        if tail is not None:
+            self._close(2 * index)
+            self.open, self.open_id = [tail], _first_id(tail, self.query)
+        return joined
+
+    def finish(self, n_pieces: int) -> dict[int, list[pa.Table]]:
+        self._close(2 * n_pieces)
+        return self.done
+
+
+def _first_id(table: pa.Table, query: str):
+    from ._arrow import plain_ids
+    return plain_ids(table.column(query).slice(0, 1))[0].as_py()
+
+
+def _client(client, workers: int | None):
+    """The given client, the current one, or a new LocalCluster (closed by the caller)."""
+    from distributed import Client, LocalCluster, get_client
+
+    if client is not None:
+        return client, None
+    if workers is None:
+        try:
+            return get_client(), None
+        except ValueError:
+            pass
+    n = workers or max(1, os.cpu_count() or 1)
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_rows: int,
+               client) -> tuple[list, pa.Schema, str, list, bool]:
+    """(pieces, schema, description, input paths, needs_scatter)."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    module = type(source).__module__.split(".")[0]
+    if module in ("dask", "dask_expr") and hasattr(source, "to_delayed"):
+        meta = pa.Schema.from_pandas(source._meta, preserve_index=False)
+        io.check_columns(meta, roles, "the Dask DataFrame")
+        frames = client.compute(source[list(roles)].to_delayed())
+        schema = pa.schema([meta.field(c) for c in roles])
+        return [_Piece("frame", data=f) for f in frames], schema, "the Dask DataFrame", [], False
+    if isinstance(source, str) and ("://" in source or not opts.qrels_mode
+                                    or not os.path.isfile(source) or io.is_parquet_file(source)):
+        pieces, schema, describe, inputs = _list_parquet(source, roles, partition_rows)
+        return pieces, schema, describe, inputs, False
+    # a TREC run file, or an in-memory table: read here, sent in slices
+    src = open_run(source, opts, roles, batch_rows)
+    table = pa.Table.from_batches(list(src.batches()),
+                                  schema=pa.schema([src.schema.field(c) for c in roles]))
+    n = max(1, -(-table.num_rows // partition_rows))
+    step = -(-table.num_rows // n) if table.num_rows else 0
+    pieces = [_Piece("table", data=table.slice(i * step, step)) for i in range(n)]
+    return pieces, table.schema, src.describe, io.input_paths(source), True
+
+
+def evaluate(source, *, client=None, workers: int | None = None, per_query=None, qrels=None,
+             query: str = "query_id", doc: str = "doc_id", score: str = "score",
+             label: str = "label", k: int | None | Sequence[int] = (1, 3, 5, 10),
+             gain="exp2", ties: str = "average", log_base: float = 2.0,
+             zero_idcg: str = "zero", nan_scores: str = "error",
+             negative_labels: str = "error", complete: bool = False,
+             batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
+             progress: bool = False) -> Report:
+    """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.
+
+    Parameters
+    ----------
+    source : a Parquet file, directory or glob (a local path or any fsspec URL), a
+        Dask DataFrame, or (in qrels mode) a TREC run file.
+    client : a ``distributed.Client``; default: the current client, or else a new
+        ``LocalCluster`` of ``workers`` processes (one thread each), closed at the end.
+    workers : start a LocalCluster of this many worker processes (ignores a current
+        client).
+    per_query : None (gathered to the client as one table), False (none kept) or a
+        directory (created when missing) that the workers write Parquet parts to;
+        on a multi-machine cluster it must be a path every worker can write
+        (a shared file system).
+    partition_rows : a Parquet file with more rows is cut into partitions of about
+        this many rows, at row-group boundaries.
+    Everything else: as :func:`fastndcg.evaluate`.
+
+    Example
+    -------
+    >>> import fastndcg.dask                                        # doctest: +SKIP
+    >>> report = fastndcg.dask.evaluate("logs/", workers=2, k=[1, 10], per_query="out/")  # doctest: +SKIP
+    """
+    _require()
+    started = time.perf_counter()
+    opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
+    if not isinstance(partition_rows, int) or isinstance(partition_rows, bool) or partition_rows < 1:
+        raise ValueError(f"partition_rows must be an int >= 1, got {partition_rows!r}")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
+                                or workers < 1):
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    inputs = [] if not isinstance(source, (str, os.PathLike)) else io.input_paths(source)
+    inputs += io.input_paths(qrels) if qrels is not None else []
+    output = Output(per_query, inputs, directory=True)
+    client_, cluster = None, None
+    try:
+        judged = None if qrels is None else load_qrels(qrels, query, doc, label, opts.gain,
+                                                       opts.negative_labels)
+        client_, cluster = _client(client, workers)
+        report = _run(client_, source, roles, opts, judged, output, batch_rows, partition_rows)
+    except BaseException:
+        output.abort()
+        raise
+    finally:
+        if cluster is not None:
+            client_.close()
+            cluster.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, output: Output,
+         batch_rows: int, partition_rows: int) -> Report:
+    try:
+        client.register_plugin(WarmKernels(), name=WarmKernels.name)
+    except (AttributeError, TypeError):  # older distributed
+        client.register_worker_plugin(WarmKernels(), name=WarmKernels.name)
+    pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
+                                                     partition_rows, client)
+    schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
+                               opts.names)
+    staging = output.staging if output.kind == "path" else None
+    ctx = _Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
+                   staging)
+    qrels_f = client.scatter(judged, broadcast=True) if judged is not None else None
+    for p in pieces:
+        if p.kind == "table":
+            p.data = client.scatter(p.data)
+    futures = [client.submit(_score_piece, p, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
+               for i, p in enumerate(pieces)]
+    try:
+        results = client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
+
+    # stitch the edges of consecutive pieces into whole queries, scored here
+    scorer = Scorer(opts, judged)
+    edges = _Edges(opts.query)
+    joined = []
+    for i, (res, _) in enumerate(results):
+        joined.append(edges.add(i, res.head, res.tail))
+    parts: dict[int, Part] = {}
+    slot_totals: dict[int, Totals] = {}  # per part of per-query results, in slot order
+    seen = None if judged is None else np.zeros(judged.n_queries, bool)
+    unjudged = []
+    for slot, tables in edges.finish(len(pieces)).items():
+        writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
+        total = Totals.empty(opts.names)
+        for t in tables:
+            s = scorer.score_chunk(regroup(t, opts.query))
+            writer.add(s.ids, s.n_docs, s.values, s.zero)
+            total = total.merge(Totals.of(opts.names, s.values, s.zero, 0))
+            if s.unjudged is not None:
+                unjudged.append(s.unjudged)
+            if s.judged is not None:
+                seen[s.judged] = True
+        parts[slot], slot_totals[slot] = writer.close(), total
+    n_rows = 0
+    ordered = True
+    last = None
+    for i, (res, part) in enumerate(results):
+        parts[2 * i + 1], slot_totals[2 * i + 1] = part, res.totals
+        n_rows += res.n_rows
+        if res.unjudged is not None:
+            unjudged.append(res.unjudged)
+        if seen is not None and res.seen is not None:
+            seen |= res.seen
+        if res.first_id is None:
+            continue
+        if not res.sorted or (last is not None and not sorted_before(last, res.first_id, True)):
+            ordered = False
+        last = res.last_id
+    n_missing = 0
+    if judged is not None:
+        missing = scorer.missing(seen)
+        n_missing = 0 if missing is None else len(missing.ids)
+        if missing is not None and opts.complete:
+            slot = 2 * len(pieces) + 1
+            writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
+            writer.add(missing.ids, missing.n_docs, missing.values, missing.zero)
+            parts[slot] = writer.close()
+            slot_totals[slot] = Totals.of(opts.names, missing.values, missing.zero, 0)
+
+    n_scattered = 0
+    if not ordered:
+        n_runs = sum(r.n_runs for r, _ in results)
+        n_buckets = max(1, min(256, -(-n_runs // (2 << 20))))
+        maps = [client.submit(_piece_run_ids, p, ctx, joined[i], n_buckets, pure=False)
+                for i, p in enumerate(pieces)]
+        reduces = [client.submit(_bucket_duplicates,
+                                 *[client.submit(_getitem, m, b, pure=False) for m in maps],
+                                 pure=False) for b in range(n_buckets)]
+        found = [d for d in client.gather(reduces) if d is not None]
+        dup = pa.concat_arrays(found) if found else None
+        if dup is not None:
+            n_scattered = len(dup)
+            dup_f = client.scatter(dup, broadcast=True)
+            rows = client.gather([client.submit(_piece_rows, p, ctx, dup_f, pure=False)
+                                  for p in pieces])
+            fixed = Fixed(dup, rescore((b for t in rows if t is not None for b in t.to_batches()),
+                                       opts.query, dup, scorer), len(opts.names))
+            if output.kind != "none":
+                _repair_parts(client, parts, slot_totals, fixed, dup, output)
+            else:
+                # no parts to rewrite: take the fragments' totals out, put the whole queries in
+                frag = client.gather([client.submit(_fragment_totals, p, ctx, qrels_f, dup_f,
+                                                    pure=False) for p in pieces])
+                for tables in edges.done.values():
+                    for t in tables:
+                        frag.append(_only(scorer.score_chunk(regroup(t, opts.query)), dup,
+                                          opts.names))
+                total = Totals.of(opts.names, fixed.values[fixed.has], fixed.zero[fixed.has], 0)
+                for t in frag:
+                    total = _subtract(total, t)
+                slot_totals[-1] = total
+    totals = Totals.empty(opts.names)
+    for s in sorted(slot_totals):
+        totals = totals.merge(slot_totals[s])
+    totals.n_rows = n_rows
+    per_query = output.commit([parts[s] for s in sorted(parts)])
+    n_unjudged = 0
+    if unjudged:
+        import pyarrow.compute as pc
+        from ._arrow import concat_ids
+        n_unjudged = len(pc.unique(pa.concat_arrays(concat_ids(unjudged))))
+    return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
+                  complete=opts.complete, qrels_mode=judged is not None, source=describe,
+                  n_scattered=n_scattered, schema=schema_out)
+
+
+def _getitem(seq, i):
+    return seq[i]
+
+
+def _only(s, dup: pa.Array, names: list[str]) -> Totals:
+    """The totals of the queries of ``s`` that are scattered."""
+    import pyarrow.compute as pc
+    ids = s.ids if s.ids.type == dup.type else s.ids.cast(dup.type)
+    mask = pc.is_in(ids, value_set=dup).to_numpy(zero_copy_only=False)
+    return Totals.of(names, s.values[mask], s.zero[mask], 0)
+
+
+def _subtract(a: Totals, b: Totals) -> Totals:
+    return Totals(a.names, a.sums - b.sums, a.counts - b.counts, a.n_queries - b.n_queries,
+                  a.n_rows, a.n_zero_idcg - b.n_zero_idcg)
+
+
+def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals], fixed: Fixed,
+                  dup: pa.Array, output: Output) -> None:
+    """Rewrite the parts that hold fragments of scattered queries (first appearance
+    kept, across parts in slot order), updating ``parts`` and ``slot_totals``.
+    Parts on disk are rewritten by tasks; parts in memory here."""
+    slots = sorted(parts)
+    on_disk = [s for s in slots if parts[s].path is not None]
+    fixed_f = client.scatter(fixed, broadcast=True) if on_disk else None
+    dup_f = client.scatter(dup, broadcast=True) if on_disk else None
+    held = dict(zip(on_disk, client.gather([client.submit(_part_holds, parts[s], dup_f,
+                                                          pure=False) for s in on_disk])))
+    held.update({s: _part_holds(parts[s], dup) for s in slots if s not in held})
+    claimed = np.zeros(len(dup), bool)
+    futures = {}
+    for s in slots:
+        if not held[s].any():
+            continue
+        home = held[s] & ~claimed
+        claimed |= held[s]
+        if parts[s].path is None:
+            parts[s], slot_totals[s] = _patch_part(parts[s], fixed, home, None)
+        else:
+            path = parts[s].path.replace(".parquet", "-repaired.parquet")
+            futures[s] = client.submit(_patch_part, parts[s], fixed_f, home, path, pure=False)
+    for s, (part, total) in zip(futures, client.gather(list(futures.values()))):
+        parts[s], slot_totals[s] = part, total
+
+

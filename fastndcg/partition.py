@@ -1,0 +1,286 @@
+"""Scoring one partition: whole-query chunks -> kernels -> per-query results + Totals.
+
+:func:`score_partition` is the one function that scores a stream of record
+batches, for :func:`fastndcg.evaluate` (the whole log is one partition) and for
+:mod:`fastndcg.dask` (one partition per task) alike. It writes per-query results
+to a :class:`~fastndcg.report.PartWriter` as they are produced and returns a
+:class:`PartitionResult`: mergeable totals, whether the query ids came in
+strictly increasing order (the cheap proof that no query is scattered), and, for
+a partition of a larger log, its two edge queries unscored (they may continue in
+the neighbouring partitions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from . import _core as C
+from . import _kernels as K
+from ._arrow import numbers, strictly_increasing
+from .chunks import Chunk, query_chunks
+from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
+from .report import PartWriter, Totals
+
+__all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
+           "SortCheck", "sorted_before"]
+
+
+@dataclass
+class Options:
+    """Validated semantic options and column names of an evaluation."""
+    cutoffs: list
+    names: list[str]
+    gain: C.Gain
+    ties: str
+    tmode: int
+    log_base: float
+    zero_idcg: str
+    nan_scores: str
+    negative_labels: str
+    query: str = "query_id"
+    doc: str = "doc_id"
+    score: str = "score"
+    label: str = "label"
+    complete: bool = False
+    qrels_mode: bool = False
+
+
+OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
+                "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows")
+
+
+def check_options(*, qrels, query, doc, score, label, k, gain, ties, log_base, zero_idcg,
+                  nan_scores, negative_labels, complete, batch_rows) -> tuple[Options, dict]:
+    """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
+    the columns to read (name -> role). The command line calls it first, to tell
+    usage errors (exit 2) from bad data (exit 1)."""
+    cutoffs, _ = C.parse_cutoffs(k)
+    gain_spec = C.parse_gain(gain)
+    ties = C.check_choice("ties", ties, (*C.TIES, "trec"))
+    tmode = K.STABLE if ties == "trec" else C.TIES[ties]  # rows are put in trec order
+    base = C.parse_log_base(log_base)
+    C.check_choice("zero_idcg", zero_idcg, C.ZERO_IDCG)
+    C.check_choice("nan_scores", nan_scores, C.NAN_SCORES)
+    C.check_choice("negative_labels", negative_labels, C.NEGATIVE_LABELS)
+    names = ["ndcg" if c is None else f"ndcg@{c}" for c in cutoffs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"k lists a cutoff twice: {cutoffs}; give each cutoff once")
+    if not isinstance(complete, bool):
+        raise TypeError(f"complete must be True or False, got {complete!r}")
+    if complete and qrels is None:
+        raise ValueError("complete=True scores judged queries missing from the run, so it "
+                         "needs qrels=...; drop complete or pass the judgments")
+    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    for name, value in (("query", query), ("doc", doc), ("score", score), ("label", label)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    roles = {query: "query", score: "score"}
+    if qrels is None:
+        roles[label] = "label"
+        if ties == "trec":
+            roles[doc] = "doc"
+    else:
+        roles[doc] = "doc"
+    if len(roles) < (3 if qrels is not None or ties != "trec" else 4):
+        raise ValueError(f"the query, doc, score and label columns must be different, got "
+                         f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+    opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
+                   negative_labels, query, doc, score, label, complete, qrels is not None)
+    return opts, roles
+
+
+@dataclass
+class Scored:
+    ids: pa.Array
+    n_docs: np.ndarray
+    values: np.ndarray   # (n_queries, n_cutoffs) NDCG
+    zero: np.ndarray     # IDCG == 0 at some cutoff
+    unjudged: pa.Array | None = None
+    judged: np.ndarray | None = None  # qrels mode: judged query indices seen
+
+
+class Scorer:
+    """Scores chunks of whole queries: list mode, or qrels mode with ``qrels``."""
+
+    def __init__(self, opts: Options, qrels: Qrels | None = None) -> None:
+        self.opts = opts
+        self.qrels = qrels
+
+    def score_chunk(self, chunk: Chunk) -> Scored:
+        opts = self.opts
+        scores = numbers(chunk.table.column(opts.score), C.WIDEN_SCORES)
+        ideal = info_override = judged_q = order = None
+        if self.qrels is None:
+            labels = numbers(chunk.table.column(opts.label), C.WIDEN_LABELS)
+            if opts.ties == "trec":
+                order = trec_order(chunk, opts.doc)
+        else:
+            labels, order, judged_q, ideal = join(chunk, self.qrels, opts.doc)
+            info_override = self.qrels.info
+        if opts.ties == "trec":
+            # rows in docno-descending order within each query: "input order wins" on
+            # tied scores is then trec_eval's tie-break (opts.tmode is STABLE)
+            scores, labels = scores[order], labels[order]
+        batch = NamedBatch(chunk.offsets, scores, labels, ids=Names(chunk.ids))
+        try:
+            info = C.check_values(batch, opts.gain, opts.nan_scores,
+                                  "keep" if self.qrels is not None else opts.negative_labels)
+        except ValueError as err:
+            where = (f"column {opts.score!r}" if str(err).startswith("scores")
+                     else f"column {opts.label!r}")
+            raise ValueError(f"in {where}: {err}") from None
+        if info_override is not None:
+            info = info_override
+        dcg, idcg = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode, opts.log_base,
+                                  info, True, True, ideal=ideal)
+        C.check_finite(idcg, batch, "IDCG")
+        C.check_finite(dcg, batch, "DCG")
+        ids, n_docs, unjudged, judged = chunk.ids, np.diff(chunk.offsets), None, None
+        if judged_q is not None:
+            keep = judged_q >= 0
+            judged = judged_q[keep]
+            if not keep.all():
+                # queries without judgments are left out (and counted), before zero_idcg
+                unjudged = ids.filter(pa.array(~keep))
+                ids, n_docs = ids.filter(pa.array(keep)), n_docs[keep]
+                dcg, idcg = dcg[keep], idcg[keep]
+                batch = NamedBatch(None, None, None, ids=Names(ids))
+        values = C.normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
+        return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), unjudged=unjudged,
+                      judged=judged)
+
+    def missing(self, seen: np.ndarray) -> Scored | None:
+        """Judged queries never seen in the run, scored with an empty ranking (DCG 0)."""
+        qr = self.qrels
+        if qr is None or seen.all():
+            return None
+        idx = np.flatnonzero(~seen)
+        n = len(idx)
+        ids = qr.ids.take(pa.array(idx))
+        batch = NamedBatch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
+                           np.zeros(0, qr.labels.dtype), ids=Names(ids))
+        ideal = gather_ideal(qr, idx.astype(np.int64))
+        dcg, idcg = C.run_kernels(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,
+                                  self.opts.log_base, qr.info, True, True, ideal=ideal)
+        values = C.normalise(dcg, idcg, self.opts.zero_idcg, batch, self.opts.cutoffs)
+        return Scored(ids, np.zeros(n, np.int64), values, (idcg == 0).any(axis=1))
+
+
+class SortCheck:
+    """Tracks, in O(1) memory, whether run ids come in strictly increasing order
+    (then no query id can repeat: no query is scattered)."""
+
+    def __init__(self) -> None:
+        self.sorted = True
+        self.first = None
+        self.last = None
+        self.n_runs = 0
+
+    def update(self, ids: pa.Array) -> None:
+        if not len(ids):
+            return
+        self.n_runs += len(ids)
+        head, tail = ids[0].as_py(), ids[len(ids) - 1].as_py()
+        if self.first is None:
+            self.first = head
+        elif self.sorted and not sorted_before(self.last, head):
+            self.sorted = False
+        if self.sorted and not strictly_increasing(ids):
+            self.sorted = False
+        self.last = tail
+
+
+def sorted_before(a, b, allow_equal: bool = False) -> bool:
+    """Whether id ``a`` comes before id ``b`` (byte order for strings, as Arrow
+    compares); ids of different types are never in order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, str):
+        a, b = a.encode(), b.encode()
+    return a < b or (allow_equal and a == b)
+
+
+@dataclass
+class PartitionResult:
+    """What one partition produced (see :func:`score_partition`)."""
+    totals: Totals
+    sorted: bool                # run ids strictly increasing (edges included)
+    first_id: Any = None        # first and last run id (None: no rows)
+    last_id: Any = None
+    n_runs: int = 0
+    unjudged: pa.Array | None = None         # unique ids of runs without judgments
+    seen: np.ndarray | None = None           # qrels mode: judged queries present
+    head: pa.Table | None = None             # edges mode: first run, unscored
+    tail: pa.Table | None = None             # edges mode: last run, unscored (None if one run)
+    n_rows: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def write_scored(writer: PartWriter, s: Scored) -> Totals:
+    writer.add(s.ids, s.n_docs, s.values, s.zero)
+    return Totals.of(writer.schema.names[2:], s.values, s.zero, 0)
+
+
+def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: PartWriter, *,
+                    edges: bool = False, progress=None, on_ids=None,
+                    only: pa.Array | None = None) -> PartitionResult:
+    """Score every query of a stream of batches, writing results to ``writer``.
+
+    ``edges=True`` (a partition of a larger log): the first and the last run are
+    returned unscored as ``head``/``tail``, since their queries may go on in the
+    neighbouring partitions. ``on_ids(ids)`` sees the id of every run, in order.
+    ``only``: score just the runs with these ids (the fragments of scattered
+    queries, exactly as the first pass scored them)."""
+    opts = scorer.opts
+    totals = Totals.empty(opts.names)
+    check = SortCheck()
+    unjudged: list[pa.Array] = []
+    seen = None if scorer.qrels is None else np.zeros(scorer.qrels.n_queries, bool)
+    head = tail = None
+    n_rows = 0
+    chunks = query_chunks(batches, opts.query, progress)
+    pending: Chunk | None = None  # edges mode: the last chunk is the tail, so hold one back
+
+    def score(chunk: Chunk) -> None:
+        nonlocal totals
+        if only is not None:
+            chunk = chunk.select(only)
+            if chunk is None:
+                return
+        s = scorer.score_chunk(chunk)
+        totals = totals.merge(write_scored(writer, s))
+        if s.unjudged is not None:
+            unjudged.append(s.unjudged)
+        if s.judged is not None:
+            seen[s.judged] = True
+
+    for chunk in chunks:
+        check.update(chunk.ids)
+        n_rows += chunk.table.num_rows
+        if on_ids is not None:
+            on_ids(chunk.ids)
+        if not edges:
+            score(chunk)
+            continue
+        if head is None:
+            head = chunk.query_rows(0)
+            chunk = chunk.drop_first()
+            if chunk is None:
+                continue
+        if pending is not None:
+            score(pending)
+        pending = chunk
+    if pending is not None:  # the last chunk of a stream is exactly its last run
+        tail = pending.query_rows(0)
+    totals.n_rows = n_rows
+    ids_unjudged = None
+    if unjudged:
+        import pyarrow.compute as pc
+        ids_unjudged = pc.unique(pa.chunked_array(unjudged).combine_chunks())
+    return PartitionResult(totals, check.sorted, check.first, check.last, check.n_runs,
+                           ids_unjudged, seen, head, tail, n_rows)

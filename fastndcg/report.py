@@ -1,0 +1,470 @@
+"""Results: mergeable :class:`Totals`, per-query result parts, and the :class:`Report`.
+
+Per-query results are written as they are produced, in *parts*: a part is one
+Parquet file (plus a side file of one byte per query saying whether its IDCG was
+0, which the Totals need when a part is rewritten) or, for ``per_query=None``, a
+list of record batches in memory. One machine writes one part; a Dask run writes
+one part per partition. :class:`Output` owns the user's target (``per_query``):
+it checks it before anything is read, stages parts next to it and moves them into
+place only when the evaluation succeeded, so a failed run never leaves a partial
+or clobbered output.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["Totals", "Report", "Output", "PartWriter", "Part"]
+
+_FLUSH_ROWS = 1 << 16  # per-query rows buffered before a Parquet row group is written
+
+
+# --------------------------------------------------------------------------- totals
+
+@dataclass
+class Totals:
+    """Mergeable aggregates of per-query NDCG: sums and counts per cutoff.
+
+    ``merge`` adds two together (chunks, parts, Dask partitions); ``mean`` is the
+    sum over the queries with a value (NaN, from ``zero_idcg="nan"``, left out).
+
+    >>> a = Totals.of(["ndcg@3"], np.array([[0.5], [1.0]]), np.array([False, True]), 7)
+    >>> b = Totals.of(["ndcg@3"], np.array([[0.0]]), np.array([False]), 2)
+    >>> a.merge(b).mean
+    {'ndcg@3': 0.5}
+    """
+    names: list[str]
+    sums: np.ndarray
+    counts: np.ndarray
+    n_queries: int = 0
+    n_rows: int = 0
+    n_zero_idcg: int = 0
+
+    @classmethod
+    def empty(cls, names: list[str]) -> "Totals":
+        return cls(list(names), np.zeros(len(names)), np.zeros(len(names), np.int64))
+
+    @classmethod
+    def of(cls, names: list[str], values: np.ndarray, zero: np.ndarray, n_rows: int) -> "Totals":
+        ok = ~np.isnan(values)
+        return cls(list(names), np.where(ok, values, 0.0).sum(axis=0), ok.sum(axis=0),
+                   len(values), int(n_rows), int(np.count_nonzero(zero)))
+
+    def merge(self, other: "Totals") -> "Totals":
+        if self.names != other.names:
+            raise ValueError(f"cannot merge totals of {self.names} and {other.names}")
+        return Totals(self.names, self.sums + other.sums, self.counts + other.counts,
+                      self.n_queries + other.n_queries, self.n_rows + other.n_rows,
+                      self.n_zero_idcg + other.n_zero_idcg)
+
+    @property
+    def mean(self) -> dict[str, float]:
+        return {n: (float(s / c) if c else math.nan)
+                for n, s, c in zip(self.names, self.sums, self.counts)}
+
+
+# --------------------------------------------------------------------------- parts
+
+def result_schema(query: str, id_type: pa.DataType, names: list[str]) -> pa.Schema:
+    return pa.schema([(query, id_type), ("n_docs", pa.int64())]
+                     + [(n, pa.float64()) for n in names])
+
+
+def result_batch(schema: pa.Schema, ids: pa.Array, n_docs: np.ndarray,
+                 values: np.ndarray) -> pa.RecordBatch:
+    if ids.type != schema.field(0).type:
+        ids = ids.cast(schema.field(0).type)
+    cols = [ids, pa.array(np.asarray(n_docs, np.int64))]
+    cols += [pa.array(np.ascontiguousarray(values[:, i])) for i in range(values.shape[1])]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+@dataclass
+class Part:
+    """Per-query results of one partition: a Parquet file with its IDCG-zero side
+    file, or record batches in memory (``batches``/``zero``)."""
+    schema: pa.Schema
+    n_rows: int
+    path: str | None = None
+    zero_path: str | None = None
+    batches: list | None = None
+    zero: np.ndarray | None = None
+
+    def iter_batches(self, batch_rows: int = 1 << 20) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
+        """(results, IDCG-zero flags) in order, a batch at a time."""
+        if self.path is None:
+            start = 0
+            for b in self.batches or ():
+                yield b, self.zero[start:start + b.num_rows]
+                start += b.num_rows
+            return
+        import pyarrow.parquet as pq
+
+        with open(self.zero_path, "rb") as zf, pq.ParquetFile(self.path) as f:
+            for b in f.iter_batches(batch_size=batch_rows):
+                zero = np.frombuffer(zf.read(b.num_rows), np.uint8).astype(bool)
+                yield b, zero
+
+    def table(self) -> pa.Table:
+        if self.path is None:
+            return pa.Table.from_batches(self.batches or [], schema=self.schema)
+        import pyarrow.parquet as pq
+        return pq.read_table(self.path)
+
+    def totals(self, n_rows: int = 0) -> Totals:
+        names = self.schema.names[2:]
+        total = Totals.empty(names)
+        for b, zero in self.iter_batches():
+            values = np.column_stack([b.column(i).to_numpy() for i in range(2, b.num_columns)]) \
+                if names else np.zeros((b.num_rows, 0))
+            total = total.merge(Totals.of(names, values, zero, 0))
+        total.n_rows = n_rows
+        return total
+
+    def remove(self) -> None:
+        for p in (self.path, self.zero_path):
+            if p and os.path.exists(p):
+                os.remove(p)
+
+
+class PartWriter:
+    """Writes per-query results as they come: to ``path`` (Parquet, row groups of
+    64k queries or more) or, with ``path=None``, to memory; ``keep=False`` keeps
+    nothing (only the count)."""
+
+    def __init__(self, schema: pa.Schema, path: str | None = None, keep: bool = True) -> None:
+        self.schema = schema
+        self.path = path
+        self.keep = keep
+        self.n_rows = 0
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+        self._zero: list[np.ndarray] = []
+        self._writer = None
+        self._zf = None
+        if path is not None:
+            import pyarrow.parquet as pq
+            # written under a temporary name and renamed by close(): a task that is run
+            # again (its worker died) never meets a half-written part
+            self._tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+            self._writer = pq.ParquetWriter(self._tmp, schema, compression="snappy")
+            self._zf = open(self._tmp + ".zero", "wb")
+
+    def add(self, ids: pa.Array, n_docs: np.ndarray, values: np.ndarray, zero: np.ndarray) -> None:
+        n = len(ids)
+        if not n:
+            return
+        self.n_rows += n
+        if not self.keep:
+            return
+        self._pending.append(result_batch(self.schema, ids, n_docs, values))
+        self._zero.append(np.asarray(zero, bool))
+        self._pending_rows += n
+        if self._writer is not None and self._pending_rows >= _FLUSH_ROWS:
+            self._flush()
+
+    def add_batch(self, batch: pa.RecordBatch, zero: np.ndarray) -> None:
+        if batch.num_rows:
+            self.add(batch.column(0), batch.column(1).to_numpy(),
+                     np.column_stack([batch.column(i).to_numpy() for i in range(2, batch.num_columns)])
+                     if batch.num_columns > 2 else np.zeros((batch.num_rows, 0)), zero)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        self._writer.write_table(pa.Table.from_batches(self._pending, schema=self.schema),
+                                 row_group_size=max(self._pending_rows, 1))
+        self._zf.write(np.concatenate(self._zero).astype(np.uint8).tobytes())
+        self._pending, self._zero, self._pending_rows = [], [], 0
+
+    def close(self) -> Part:
+        if self._writer is not None:
+            self._flush()
+            self._writer.close()
+            self._zf.close()
+            os.replace(self._tmp + ".zero", self.path + ".zero")
+            os.replace(self._tmp, self.path)
+            return Part(self.schema, self.n_rows, path=self.path, zero_path=self.path + ".zero")
+        zero = np.concatenate(self._zero) if self._zero else np.zeros(0, bool)
+        return Part(self.schema, self.n_rows, batches=self._pending if self.keep else None,
+                    zero=zero if self.keep else None)
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+                self._zf.close()
+            finally:
+                for p in (self._tmp, self._tmp + ".zero"):
+                    if os.path.exists(p):
+                        os.remove(p)
+
+
+# --------------------------------------------------------------------------- output target
+
+_FILE_EXTS = (".parquet", ".pq", ".csv")
+
+
+class Output:
+    """The ``per_query`` target: None (in memory), False (nothing), a file
+    (``.parquet``/``.pq``/``.csv``) or a directory of Parquet parts.
+
+    Checked and prepared before anything is read: a target that is (or holds) a
+    file the evaluation reads is refused; a missing directory is created; an
+    unwritable place is reported. Parts are staged in a hidden directory and
+    moved into place by :meth:`commit`; :meth:`abort` removes them."""
+
+    def __init__(self, per_query: Any, inputs: list[str], *, directory: bool = False) -> None:
+        self.spec = per_query
+        self.kind = "memory" if per_query is None else "none" if per_query is False else "path"
+        self.path: str | None = None
+        self.is_dir = False
+        self.staging: str | None = None
+        if per_query is True:
+            raise TypeError("per_query takes None (a table in memory), False (none), or a "
+                            "path (a .parquet or .csv file, or a directory); got True")
+        if self.kind != "path":
+            return
+        if not isinstance(per_query, (str, os.PathLike)):
+            raise TypeError(f"per_query takes None, False or a path, got {per_query!r} "
+                            f"({type(per_query).__name__})")
+        path = os.path.abspath(os.path.expanduser(os.fspath(per_query)))
+        ext = os.path.splitext(path)[1].lower()
+        self.is_dir = directory or os.path.isdir(path) or ext not in _FILE_EXTS
+        if self.is_dir and ext == ".csv":
+            raise ValueError(f"per_query {per_query!r}: a directory of per-query parts is "
+                             f"written as Parquet; name a .csv file or a directory")
+        self.path = path
+        self.format = "csv" if ext == ".csv" and not self.is_dir else "parquet"
+        self._refuse_inputs(inputs)
+        self._prepare()
+
+    def _refuse_inputs(self, inputs: list[str]) -> None:
+        target = os.path.realpath(self.path)
+        for p in inputs:
+            real = os.path.realpath(p)
+            inside = os.path.isdir(real) and target.startswith(real + os.sep)
+            clash = (real == target or inside
+                     or (self.is_dir and real.startswith(target + os.sep)))
+            if clash:
+                what = "is" if real == target else "is inside" if inside else "holds"
+                raise ValueError(f"per_query {self.spec!r} {what} {p!r}, which this evaluation "
+                                 f"reads; writing there would destroy the input. Choose "
+                                 f"another path for the per-query results")
+
+    def _prepare(self) -> None:
+        parent = self.path if self.is_dir else os.path.dirname(self.path)
+        token = uuid.uuid4().hex[:12]
+        try:
+            if self.is_dir:
+                os.makedirs(self.path, exist_ok=True)
+                stray = [f for f in os.listdir(self.path)
+                         if not f.startswith((".", "_")) and not _is_part_name(f)]
+                if stray:
+                    raise ValueError(f"per_query directory {self.spec!r} already holds "
+                                     f"{stray[0]!r} (and {len(stray) - 1} more files) that are "
+                                     f"not per-query parts; name an empty or new directory")
+                self.staging = os.path.join(self.path, f".fastndcg-staging-{token}")
+            else:
+                if os.path.isdir(self.path):
+                    raise ValueError(f"per_query {self.spec!r} is a directory")
+                os.makedirs(parent, exist_ok=True)
+                self.staging = os.path.join(parent, f".{os.path.basename(self.path)}.fastndcg-{token}")
+            os.makedirs(self.staging)
+            probe = os.path.join(self.staging, "probe")
+            with open(probe, "wb"):
+                pass
+            os.remove(probe)
+        except OSError as err:
+            raise ValueError(f"cannot write per-query results to {self.spec!r}: "
+                             f"{err.strerror or err}; choose a writable path") from None
+
+    def part_path(self, index: int) -> str | None:
+        """Where part ``index`` is staged (None: keep in memory or nothing)."""
+        if self.kind != "path":
+            return None
+        return os.path.join(self.staging, f"part-{index:06d}.parquet")
+
+    def commit(self, parts: list[Part]) -> Any:
+        """Move the parts into place; returns what ``Report.per_query`` is made from."""
+        if self.kind == "memory":
+            tables = [p.table() for p in parts]
+            return pa.concat_tables(tables) if tables else None
+        if self.kind == "none":
+            return None
+        try:
+            if self.is_dir:
+                for f in os.listdir(self.path):
+                    if _is_part_name(f):
+                        os.remove(os.path.join(self.path, f))
+                for i, p in enumerate(parts):
+                    os.replace(p.path, os.path.join(self.path, f"part-{i:06d}.parquet"))
+            elif self.format == "parquet" and len(parts) == 1:
+                os.replace(parts[0].path, self.path)
+            else:
+                _write_single(parts, self.path, self.format)
+        finally:
+            self.abort()
+        return self.path
+
+    def abort(self) -> None:
+        if self.staging and os.path.isdir(self.staging):
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _is_part_name(name: str) -> bool:
+    return name.startswith("part-") and name.endswith(".parquet")
+
+
+def _write_single(parts: list[Part], path: str, fmt: str) -> None:
+    """Parts streamed into one Parquet or CSV file (written beside, then renamed)."""
+    tmp = path + ".fastndcg-tmp"
+    schema = parts[0].schema
+    if fmt == "csv":
+        import pyarrow.csv as csv
+        writer = csv.CSVWriter(tmp, schema)
+    else:
+        import pyarrow.parquet as pq
+        writer = pq.ParquetWriter(tmp, schema, compression="snappy")
+    try:
+        for p in parts:
+            for b, _ in p.iter_batches():
+                if b.num_rows:
+                    writer.write_batch(b.cast(schema) if b.schema != schema else b)
+    finally:
+        writer.close()
+    os.replace(tmp, path)
+
+
+def read_per_query(path: str, schema: pa.Schema | None) -> pa.Table:
+    """A committed per-query target read back (a file, or a directory of parts in
+    name order)."""
+    if os.path.isdir(path):
+        import pyarrow.parquet as pq
+        files = sorted(f for f in os.listdir(path) if _is_part_name(f))
+        tables = [pq.read_table(os.path.join(path, f)) for f in files]
+        if not tables:
+            return schema.empty_table() if schema is not None else pa.table({})
+        return pa.concat_tables(tables)
+    if path.lower().endswith(".csv"):
+        import pyarrow.csv as csv
+        types = {f.name: f.type for f in schema} if schema is not None else None
+        return csv.read_csv(path, convert_options=csv.ConvertOptions(column_types=types))
+    import pyarrow.parquet as pq
+    return pq.read_table(path)
+
+
+# --------------------------------------------------------------------------- report
+
+class Report:
+    """What :func:`fastndcg.evaluate` found.
+
+    Attributes
+    ----------
+    per_query : pyarrow.Table -- the query id (named as in the source), ``n_docs``
+        (rows of the query in the run/log), then one float64 ``ndcg@K`` column per
+        cutoff; one row per scored query, in order of first appearance. With
+        ``per_query=PATH`` it is read back from that file or directory on first
+        access (``per_query_path`` says where); with ``per_query=False`` none was
+        kept and reading it is an error.
+    mean : dict -- ``{"ndcg@K": mean over queries}`` (NaN values left out).
+    n_queries : queries scored (rows of ``per_query``).
+    n_rows : rows read from the log or run.
+    n_zero_idcg : scored queries whose IDCG is 0 (no relevant item): scored by
+        ``zero_idcg``; with "nan" they are left out of ``mean``.
+    n_unjudged : qrels mode: queries of the run without any judgment, left out
+        (as trec_eval does).
+    n_missing : qrels mode: judged queries absent from the run: scored 0 with
+        ``complete=True`` (and then part of ``per_query``), else left out.
+    n_scattered : queries whose rows were not adjacent in the source (each was
+        regrouped and scored whole).
+    seconds : wall time of the evaluation.
+    """
+
+    def __init__(self, per_query: Any, totals: Totals, *, n_unjudged: int = 0,
+                 n_missing: int = 0, complete: bool = False, qrels_mode: bool = False,
+                 seconds: float = 0.0, source: str = "", n_scattered: int = 0,
+                 schema: pa.Schema | None = None) -> None:
+        self._per_query = per_query if isinstance(per_query, pa.Table) else None
+        self.per_query_path = per_query if isinstance(per_query, str) else None
+        self._schema = schema
+        self.totals = totals
+        self.n_unjudged = n_unjudged
+        self.n_missing = n_missing
+        self.n_scattered = n_scattered
+        self.complete = complete
+        self.qrels_mode = qrels_mode
+        self.seconds = seconds
+        self.source = source
+
+    @property
+    def per_query(self) -> pa.Table:
+        if self._per_query is None:
+            if self.per_query_path is None:
+                raise ValueError("this evaluation kept no per-query results (per_query=False); "
+                                 "pass per_query=None to keep them in memory, or a path to "
+                                 "write them to a file")
+            self._per_query = read_per_query(self.per_query_path, self._schema)
+        return self._per_query
+
+    n_queries = property(lambda self: self.totals.n_queries)
+    n_rows = property(lambda self: self.totals.n_rows)
+    n_zero_idcg = property(lambda self: self.totals.n_zero_idcg)
+    mean = property(lambda self: self.totals.mean)
+
+    def to_pandas(self):
+        """``per_query`` as a pandas DataFrame (needs pandas)."""
+        return self.per_query.to_pandas()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts and means as plain numbers (what ``--format json`` prints)."""
+        out: dict[str, Any] = {"n_queries": self.n_queries, "n_zero_idcg": self.n_zero_idcg,
+                               "n_rows": self.n_rows}
+        if self.qrels_mode:
+            out.update(n_unjudged=self.n_unjudged, n_missing=self.n_missing,
+                       complete=self.complete)
+        out.update(self.mean)
+        out["seconds"] = round(self.seconds, 4)
+        return out
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write ``per_query`` to ``.parquet`` or ``.csv`` (chosen by the extension)."""
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1].lower()
+        if ext in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+            pq.write_table(self.per_query, path)
+        elif ext == ".csv":
+            import pyarrow.csv as csv
+            csv.write_csv(self.per_query, path)
+        else:
+            raise ValueError(f"cannot tell the format of {path!r} from its extension; name it "
+                             f"*.parquet or *.csv")
+
+    def format_table(self) -> str:
+        """An aligned text table of the means and counts."""
+        counts = [("queries", self.n_queries), ("rows", self.n_rows),
+                  ("zero-IDCG queries", self.n_zero_idcg)]
+        if self.qrels_mode:
+            counts += [("unjudged queries (left out)", self.n_unjudged),
+                       (f"judged queries not in run ({'scored 0' if self.complete else 'left out'})",
+                        self.n_missing)]
+        rows = [(name, f"{value:.4f}") for name, value in self.mean.items()]
+        rows += [(name, f"{value:,}") for name, value in counts]
+        rate = self.n_rows / self.seconds if self.seconds > 0 else 0.0
+        rows.append(("time", f"{self.seconds:.3f} s ({rate / 1e6:,.1f}M rows/s)"))
+        width = max(len(r[0]) for r in rows)
+        lines = [f"{name:<{width}}  {value}" for name, value in rows]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        return f"<Report {self.n_queries:,} queries, {self.n_rows:,} rows: {means}>"
