@@ -98,7 +98,16 @@ def _parser() -> _Parser:
     ev.add_argument("--doc-col", default="doc_id")
     ev.add_argument("--score-col", default="score")
     ev.add_argument("--label-col", default="label")
-    ev.add_argument("--per-query", metavar="OUT", help="write per-query NDCG to OUT.parquet or OUT.csv")
+    ev.add_argument("--per-query", metavar="OUT",
+                    help="stream per-query NDCG to OUT.parquet, OUT.csv or a directory OUT "
+                         "of Parquet parts (default: means only, nothing kept per query)")
+    ev.add_argument("--no-per-query", action="store_true",
+                    help="keep no per-query results (the default; memory stays flat)")
+    ev.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run on the Dask cluster of this scheduler (needs fastndcg[dask]); "
+                         "--per-query must then be a directory every worker can write")
+    ev.add_argument("--workers", type=_positive, metavar="N",
+                    help="run on a local Dask cluster of N worker processes")
     ev.add_argument("--format", default="table", choices=["table", "json"])
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -139,15 +148,26 @@ def _evaluate(args) -> int:
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
-    if args.per_query and os.path.splitext(args.per_query)[1].lower() not in (".parquet", ".pq", ".csv"):
-        raise _UsageError(f"--per-query must name a .parquet or .csv file, got {args.per_query!r}")
-    report = evaluate(args.source, qrels=args.qrels, query=args.query_col, doc=args.doc_col,
-                      score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
-                      ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
-                      nan_scores=args.nan_scores, negative_labels=args.negative_labels,
-                      complete=args.complete, progress=_show_progress(args))
+    if args.per_query and args.no_per_query:
+        raise _UsageError("--per-query and --no-per-query contradict each other; give one")
+    if args.scheduler and args.workers:
+        raise _UsageError("--scheduler (an existing cluster) and --workers (a new local one) "
+                          "contradict each other; give one")
+    distributed = bool(args.scheduler or args.workers)
     if args.per_query:
-        report.write(args.per_query)
+        ext = os.path.splitext(args.per_query.rstrip("/" + os.sep))[1].lower()
+        if ext not in ("", ".parquet", ".pq", ".csv") or (distributed and ext == ".csv"):
+            what = "a directory" if distributed else "a .parquet or .csv file, or a directory"
+            raise _UsageError(f"--per-query must name {what}, got {args.per_query!r}")
+    options = dict(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
+                   score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
+                   ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
+                   nan_scores=args.nan_scores, negative_labels=args.negative_labels,
+                   complete=args.complete, per_query=args.per_query or False)
+    if distributed:
+        report = _evaluate_on_dask(args, options)
+    else:
+        report = evaluate(args.source, progress=_show_progress(args), **options)
     if args.format == "json":
         print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
                           for k, v in report.to_dict().items()}))
@@ -157,6 +177,24 @@ def _evaluate(args) -> int:
         if args.per_query:
             print(f"per-query results: {args.per_query}")
     return 0
+
+
+def _evaluate_on_dask(args, options: dict):
+    try:
+        import distributed
+        from . import dask as fdask
+    except ImportError:
+        raise ValueError("--scheduler and --workers need Dask: pip install 'fastndcg[dask]'") from None
+    if args.workers:
+        return fdask.evaluate(args.source, workers=args.workers, **options)
+    try:
+        client = distributed.Client(args.scheduler, timeout=10)
+    except (OSError, ValueError, TypeError) as err:
+        raise ValueError(f"cannot reach the Dask scheduler at {args.scheduler!r}: "
+                         f"{' '.join(str(err).split()) or type(err).__name__}; check the "
+                         f"address (e.g. tcp://host:8786)") from None
+    with client:
+        return fdask.evaluate(args.source, client=client, **options)
 
 
 def _synth(args) -> int:

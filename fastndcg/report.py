@@ -236,12 +236,17 @@ class Output:
         if not isinstance(per_query, (str, os.PathLike)):
             raise TypeError(f"per_query takes None, False or a path, got {per_query!r} "
                             f"({type(per_query).__name__})")
-        path = os.path.abspath(os.path.expanduser(os.fspath(per_query)))
+        raw = os.fspath(per_query)
+        path = os.path.abspath(os.path.expanduser(raw))
         ext = os.path.splitext(path)[1].lower()
-        self.is_dir = directory or os.path.isdir(path) or ext not in _FILE_EXTS
+        self.is_dir = (directory or os.path.isdir(path) or raw.endswith(("/", os.sep))
+                       or ext == "")
+        if not self.is_dir and ext not in _FILE_EXTS:
+            raise ValueError(f"per_query must name a .parquet or .csv file, or a directory (a "
+                             f"name without extension), got {raw!r}")
         if self.is_dir and ext == ".csv":
-            raise ValueError(f"per_query {per_query!r}: a directory of per-query parts is "
-                             f"written as Parquet; name a .csv file or a directory")
+            raise ValueError(f"per_query {raw!r}: a directory of per-query parts is written "
+                             f"as Parquet; name a .csv file or a directory")
         self.path = path
         self.format = "csv" if ext == ".csv" and not self.is_dir else "parquet"
         self._refuse_inputs(inputs)

@@ -169,6 +169,9 @@ def bad_files(log, data_dir) -> Path:
     (d / "bad.run").write_text("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq1 Q0 d3\n")
     (d / "bad_score.run").write_text("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 high tag\n")
     (d / "ok.qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (d / "ok.run").write_text("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\n")
+    pq.write_table(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "label": [1]}),
+                   d / "qrels.parquet")
     return d
 
 
@@ -424,7 +427,22 @@ ERROR_CASES = [
     ("per-query-extension", ["evaluate", "{d}/log.parquet", "--per-query", "{d}/out.txt"], 2,
      ["--per-query", "out.txt"]),
     ("per-query-unwritable", ["evaluate", "{d}/log.parquet", "--per-query",
-                              "{d}/no/such/dir/out.csv"], 1, ["out.csv"]),
+                              "{d}/log.parquet/out.csv"], 1, ["out.csv", "writable"]),
+    ("per-query-is-input", ["evaluate", "{d}/log.parquet", "--per-query", "{d}/log.parquet"], 1,
+     ["log.parquet", "reads", "another path"]),
+    ("per-query-holds-input", ["evaluate", "{d}/log.parquet", "--per-query", "{d}"], 1,
+     ["reads"]),
+    ("per-query-is-qrels", ["evaluate", "{d}/ok.run", "--qrels", "{d}/qrels.parquet",
+                            "--per-query", "{d}/qrels.parquet"], 1, ["qrels.parquet", "reads"]),
+    ("per-query-text-extension", ["evaluate", "{d}/ok.run", "--qrels", "{d}/ok.qrels",
+                                  "--per-query", "{d}/ok.qrels"], 2, ["--per-query"]),
+    ("per-query-twice", ["evaluate", "{d}/log.parquet", "--per-query", "{d}/o.parquet",
+                         "--no-per-query"], 2, ["--no-per-query"]),
+    ("scheduler-and-workers", ["evaluate", "{d}/log.parquet", "--scheduler", "tcp://127.0.0.1:1",
+                               "--workers", "2"], 2, ["--workers"]),
+    ("scheduler-unreachable", ["evaluate", "{d}/log.parquet", "--scheduler",
+                               "tcp://127.0.0.1:9"], 1, ["scheduler", "tcp://127.0.0.1:9"]),
+    ("workers-zero", ["evaluate", "{d}/log.parquet", "--workers", "0"], 2, ["--workers"]),
     ("unknown-subcommand", ["frobnicate"], 2, ["frobnicate", "evaluate"]),
     ("no-subcommand", [], 2, ["required"]),
     ("evaluate-no-source", ["evaluate"], 2, ["source"]),
