@@ -215,10 +215,15 @@ def read_parquet_file(path: str, columns: list[str], schema: pa.Schema, batch_ro
     conformed to ``schema``; a damaged file is an error naming it."""
     try:
         handle = filesystem.open_input_file(path) if filesystem is not None else path
-        with pq.ParquetFile(handle) as f:
-            for batch in f.iter_batches(batch_size=batch_rows, columns=columns,
-                                        row_groups=row_groups, use_threads=True):
-                yield batch if batch.schema.equals(schema) else _conform(batch, schema)
+        # one row group at a time, without pre-buffering: reading a whole file through
+        # one pre-buffered iterator keeps every row group's buffers until the end
+        # (resident memory grew with the file: 0.45 GiB more per 150M rows)
+        with pq.ParquetFile(handle, pre_buffer=False) as f:
+            groups = range(f.num_row_groups) if row_groups is None else row_groups
+            for g in groups:
+                for batch in f.iter_batches(batch_size=batch_rows, columns=columns,
+                                            row_groups=[g], use_threads=True):
+                    yield batch if batch.schema.equals(schema) else _conform(batch, schema)
     except _ARROW_ERRORS as err:
         raise ValueError(f"cannot read {path!r}: {short_error(err)}; is the file complete and not "
                          f"corrupt? Write it again") from None

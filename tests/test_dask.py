@@ -1,0 +1,579 @@
+"""fastndcg.dask.evaluate on a real distributed cluster against fastndcg.evaluate.
+
+Every case runs the same source through the single-machine path and through a
+``distributed.LocalCluster`` of two worker processes (one thread each) and asks
+for the same Report: per-query tables equal (``Table.equals``: same ids, same
+first-appearance order, bit-identical values), means to 1e-12 and the same
+counts. The sources are built so the cluster has something to put back
+together: Parquet files cut inside queries and cut again into many partitions
+(``partition_rows``), queries whose rows are scattered over files, Dask
+DataFrames whose partitions cut a query, TREC run and qrels text files. Also:
+per_query targets, a worker killed while it scores, damaged and missing files,
+compiling once per worker, bad options.
+
+Data stay small (hundreds to a couple of thousand rows) and in the dtypes the
+rest of the suite compiles (float32/float64 scores, int8/int64 labels).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fastndcg
+from fastndcg.synth import synthetic_log
+
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+fdask = pytest.importorskip("fastndcg.dask")
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
+K = (1, 3, 5, 10)
+COUNTS = ("n_queries", "n_rows", "n_zero_idcg", "n_scattered", "n_unjudged", "n_missing")
+PART_NAME = re.compile(r"part-\d+\.parquet")
+
+
+# --------------------------------------------------------------------------- cluster
+
+def _cluster(**kw):
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                    dashboard_address=None, **kw)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """One real two-process cluster for the module (the synchronous scheduler would
+    not pickle anything, nor run tasks in other processes)."""
+    cluster = _cluster()
+    c = distributed.Client(cluster)
+    try:
+        c.wait_for_workers(2, timeout=60)
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+# --------------------------------------------------------------------------- helpers
+
+def esc(text: str) -> str:
+    return re.escape(text)
+
+
+def inside_query(ids) -> list[int]:
+    """Row positions i such that rows i-1 and i belong to the same query."""
+    return [i for i in range(1, len(ids)) if ids[i] == ids[i - 1]]
+
+
+def write_parts(table: pa.Table, directory, cuts, row_group_size=16) -> list[str]:
+    os.makedirs(directory, exist_ok=True)
+    bounds = [0, *cuts, table.num_rows]
+    paths = []
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        path = os.path.join(directory, f"part-{i:03d}.parquet")
+        pq.write_table(table.slice(a, b - a), path, row_group_size=row_group_size)
+        paths.append(path)
+    return paths
+
+
+def cuts_inside_queries(table: pa.Table, n_files: int) -> list[int]:
+    """n_files - 1 cut positions, each between two rows of one query."""
+    ids = table["query_id"].to_pylist()
+    inner = inside_query(ids)
+    cuts = [inner[len(inner) * i // n_files] for i in range(1, n_files)]
+    for c in cuts:
+        assert ids[c - 1] == ids[c]  # the query straddles the two files
+    return cuts
+
+
+def shuffled(table: pa.Table, seed=0) -> pa.Table:
+    perm = np.random.default_rng(seed).permutation(table.num_rows)
+    return table.take(pa.array(perm))
+
+
+def partly_scattered(table: pa.Table, seed=0, n_moved=12) -> pa.Table:
+    """``table`` with the first row of ``n_moved`` queries moved to a random place
+    after the rest of its query (not next to it), so those queries' rows are not
+    adjacent (a query the moved row lands in is cut in two as well)."""
+    rng = np.random.default_rng(seed)
+    ids = np.asarray(table["query_id"].to_pylist())
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    ends = np.r_[starts[1:], len(ids)]
+    multi = [(int(s), int(e)) for s, e in zip(starts[:-1], ends[:-1]) if e - s >= 2]
+    chosen = [multi[i] for i in sorted(rng.choice(len(multi), size=n_moved, replace=False))]
+    moved = {s for s, _ in chosen}
+    order = [i for i in range(len(ids)) if i not in moved]
+    for s, e in chosen:
+        lo = order.index(e - 1) + 2  # not right after its own query
+        order.insert(int(rng.integers(lo, len(order) + 1)), s)
+    return table.take(pa.array(order))
+
+
+def scattered_ids(table: pa.Table, query="query_id") -> set:
+    ids = table[query].to_pylist()
+    seen, closed, dup = set(), set(), set()
+    last = object()
+    for q in ids:
+        if q != last:
+            if q in seen:
+                dup.add(q)
+            seen.add(q)
+        last = q
+    return dup
+
+
+def assert_same_report(got, want, *, per_query=True) -> None:
+    """The dask Report equals the single-machine one: per-query table, means, counts."""
+    if per_query:
+        g, w = got.per_query, want.per_query
+        assert g.schema.equals(w.schema), (g.schema, w.schema)
+        assert g.num_rows == w.num_rows
+        assert g.column(0).to_pylist() == w.column(0).to_pylist()  # first-appearance order
+        assert g.equals(w)
+    assert list(got.mean) == list(want.mean)
+    for name, value in want.mean.items():
+        assert got.mean[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
+    for attr in COUNTS:
+        assert getattr(got, attr) == getattr(want, attr), attr
+
+
+def files_under(path) -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(path):
+        out += [os.path.relpath(os.path.join(root, f), path) for f in files]
+        out += [os.path.relpath(os.path.join(root, d), path) + os.sep for d in dirs]
+    return sorted(out)
+
+
+def _signatures() -> tuple:
+    """On a worker: the compiled specialisations of the main kernel, the dispatcher's
+    identity and the worker's pid."""
+    from fastndcg import _kernels
+    return len(_kernels.dcg_idcg_batch.signatures), id(_kernels.dcg_idcg_batch), os.getpid()
+
+
+# --------------------------------------------------------------------------- data
+
+@pytest.fixture(scope="module")
+def log() -> pa.Table:
+    """~700 rows, ~120 queries of 1..11 rows, float32 scores with ties, int8 labels."""
+    return synthetic_log(120, seed=7, mean_docs=6)
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory, log) -> dict:
+    """name -> (directory of Parquet files, the table they hold in file order).
+
+    straddling: 4 files cut inside queries, row groups of 16 rows;
+    scattered: the same with one row of 12 queries moved far away (into other
+    files); shuffled: every row permuted (nearly every query scattered)."""
+    out = {}
+    for name, table in [("straddling", log), ("scattered", partly_scattered(log, seed=1)),
+                        ("shuffled", shuffled(log, seed=2))]:
+        directory = tmp_path_factory.mktemp(name)
+        cuts = (cuts_inside_queries(table, 4) if name != "shuffled"
+                else [table.num_rows // 4, table.num_rows // 2, 3 * table.num_rows // 4])
+        write_parts(table, directory, cuts)
+        out[name] = (directory, table)
+    assert not scattered_ids(out["straddling"][1])
+    assert len(scattered_ids(out["scattered"][1])) >= 12
+    assert len(scattered_ids(out["shuffled"][1])) > 60
+    return out
+
+
+# --------------------------------------------------------------------------- list mode
+
+@pytest.mark.parametrize("ties", ["average", "stable"])
+@pytest.mark.parametrize("name", ["straddling", "scattered", "shuffled"])
+def test_parquet_files_equal_single_machine(client, datasets, name, ties):
+    directory, table = datasets[name]
+    want = fastndcg.evaluate(directory, ties=ties)
+    assert want.n_rows == table.num_rows
+    assert want.n_scattered == len(scattered_ids(table))
+    for partition_rows in (40, 1 << 20):  # many partitions per file / one per file
+        got = fdask.evaluate(directory, client=client, ties=ties, partition_rows=partition_rows)
+        assert_same_report(got, want)
+    # a glob, a few cut-offs, another gain
+    want = fastndcg.evaluate(str(directory / "part-*.parquet"), ties=ties, k=[2, 7],
+                             gain="linear", log_base=3.0)
+    got = fdask.evaluate(str(directory / "part-*.parquet"), client=client, ties=ties, k=[2, 7],
+                         gain="linear", log_base=3.0, partition_rows=25, batch_rows=7)
+    assert_same_report(got, want)
+
+
+def test_single_file_cut_into_many_partitions(client, tmp_path, log):
+    """One file of 5-row row groups: every partition boundary can fall inside a query,
+    and a long query can span several whole partitions."""
+    long = pa.table({"query_id": np.full(60, 10_000, np.int64),
+                     "doc_id": np.arange(60, dtype=np.int64),
+                     "score": np.round(np.linspace(1, 0, 60), 1).astype(np.float32),
+                     "label": (np.arange(60) % 3).astype(np.int8)}, schema=log.schema)
+    table = pa.concat_tables([log.slice(0, 200), long, log.slice(200)])
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=5)
+    want = fastndcg.evaluate(path)
+    for partition_rows in (1, 5, 12):
+        got = fdask.evaluate(path, client=client, partition_rows=partition_rows)
+        assert_same_report(got, want)
+
+
+# --------------------------------------------------------------------------- per_query targets
+
+@pytest.mark.parametrize("name", ["straddling", "scattered"])
+def test_per_query_false(client, datasets, name):
+    directory, _ = datasets[name]
+    want = fastndcg.evaluate(directory)
+    got = fdask.evaluate(directory, client=client, per_query=False, partition_rows=40)
+    assert_same_report(got, want, per_query=False)
+    assert got.per_query_path is None
+    with pytest.raises(ValueError, match="kept no per-query results"):
+        got.per_query
+
+
+@pytest.mark.parametrize("name", ["straddling", "scattered"])
+def test_per_query_directory(client, datasets, tmp_path, name):
+    directory, _ = datasets[name]
+    want = fastndcg.evaluate(directory)
+    out = tmp_path / "out"
+    got = fdask.evaluate(directory, client=client, per_query=out, partition_rows=40)
+    assert got.per_query_path == str(out)
+    names = os.listdir(out)
+    assert names and all(PART_NAME.fullmatch(n) for n in names), names
+    assert_same_report(got, want)
+    # the parts, read back independently, are the table
+    parts = [pq.read_table(out / n) for n in sorted(names)]
+    assert pa.concat_tables(parts).equals(want.per_query)
+
+    # again into the same directory: the old parts are replaced, not mixed in
+    (out / "part-999999.parquet").write_bytes(b"stale")
+    got = fdask.evaluate(directory, client=client, per_query=str(out), partition_rows=1 << 20)
+    names = os.listdir(out)
+    assert "part-999999.parquet" not in names
+    assert names and all(PART_NAME.fullmatch(n) for n in names), names
+    assert_same_report(got, want)
+
+
+def test_per_query_directory_holding_inputs_is_refused(client, datasets, tmp_path):
+    directory, _ = datasets["straddling"]
+    before = files_under(directory)
+    for target, source in [(directory, directory),                       # is the input
+                           (directory / "out", directory),               # inside the input
+                           (directory, str(directory / "part-*.parquet")),  # holds the files
+                           (directory, str(directory / "part-001.parquet"))]:
+        with pytest.raises(ValueError, match=r"per_query .* which this evaluation reads"):
+            fdask.evaluate(source, client=client, per_query=target, partition_rows=40)
+        assert files_under(directory) == before
+    # the qrels file is an input too
+    run, qrels_table, _ = qrels_case(3)
+    pq.write_table(qrels_table, tmp_path / "qrels.parquet")
+    with pytest.raises(ValueError, match=r"per_query .* which this evaluation reads"):
+        fdask.evaluate(run, client=client, qrels=tmp_path / "qrels.parquet", per_query=tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["qrels.parquet"]
+
+
+# --------------------------------------------------------------------------- qrels mode
+
+def qrels_case(seed: int, *, int_ids=False, n=40):
+    """A run and qrels with tied scores. Of ``n`` query names (in random order) the
+    first 4 are in the run only (unjudged), the last 8 judged only (missing from
+    the run); the first judged query has only 0 labels (IDCG 0)."""
+    rng = np.random.default_rng(seed)
+    names = [(int(i) * 7 + 3 if int_ids else f"q{i}") for i in rng.permutation(n)]
+    run_queries = names[:n - 8]
+    judged_queries = names[4:]
+    docs = [f"d{i}" for i in range(30)]
+    run_rows = []
+    for q in run_queries:
+        for d in rng.choice(docs, size=int(rng.integers(1, 16)), replace=False):
+            run_rows.append((q, str(d), float(rng.choice([0.0, 0.5, 1.0, 2.0, 3.25]))))
+    qrels = {}
+    for j, q in enumerate(judged_queries):
+        for d in rng.choice(docs, size=int(rng.integers(1, 12)), replace=False):
+            qrels[(q, str(d))] = 0 if j == 0 else int(rng.integers(0, 4))
+    run = pa.table({"query_id": [r[0] for r in run_rows], "doc_id": [r[1] for r in run_rows],
+                    "score": [r[2] for r in run_rows]})
+    qrels_table = pa.table({"query_id": [q for q, _ in qrels], "doc_id": [d for _, d in qrels],
+                            "label": pa.array(list(qrels.values()), pa.int64())})
+    return run, qrels_table, qrels
+
+
+def write_trec_run(path, run: pa.Table):
+    with open(path, "w") as f:
+        for i, (q, d, s) in enumerate(zip(run["query_id"].to_pylist(), run["doc_id"].to_pylist(),
+                                          run["score"].to_pylist())):
+            f.write(f"{q} Q0 {d} {i + 1} {s!r} tag\n")
+
+
+def write_trec_qrels(path, qrels: dict):
+    with open(path, "w") as f:
+        for (q, d), rel in qrels.items():
+            f.write(f"{q}\t0\t{d}\t{rel}\n")
+
+
+def qrels_sources(tmp_path, run, qrels_table, qrels, form):
+    """(run source, qrels source) in one of the forms."""
+    if form == "table":
+        return run, qrels_table
+    if form == "parquet":
+        write_parts(run, tmp_path / "run", cuts_inside_queries(run, 3), row_group_size=7)
+        pq.write_table(qrels_table, tmp_path / "qrels.parquet", row_group_size=50)
+        return tmp_path / "run", tmp_path / "qrels.parquet"
+    if form == "trec":
+        write_trec_run(tmp_path / "run.txt", run)
+        write_trec_qrels(tmp_path / "qrels.txt", qrels)
+        return str(tmp_path / "run.txt"), tmp_path / "qrels.txt"
+    if form == "parquet+trec":  # a Parquet run with TREC text qrels
+        pq.write_table(run, tmp_path / "run.parquet", row_group_size=9)
+        write_trec_qrels(tmp_path / "qrels.txt", qrels)
+        return str(tmp_path / "run.parquet"), str(tmp_path / "qrels.txt")
+    raise AssertionError(form)
+
+
+@pytest.mark.parametrize("complete", [False, True])
+@pytest.mark.parametrize("int_ids", [False, True], ids=["str_ids", "int_ids"])
+@pytest.mark.parametrize("form", ["table", "parquet", "trec", "parquet+trec"])
+def test_qrels_mode_equals_single_machine(client, tmp_path, form, int_ids, complete):
+    run, qrels_table, qrels = qrels_case(5 + int_ids, int_ids=int_ids)
+    source, judgments = qrels_sources(tmp_path, run, qrels_table, qrels, form)
+    opts = dict(qrels=judgments, ties="trec", gain="linear", complete=complete)
+    want = fastndcg.evaluate(source, **opts)
+    assert want.n_unjudged == 4 and want.n_missing == 8
+    assert want.n_queries == 28 + (8 if complete else 0)
+    got = fdask.evaluate(source, client=client, partition_rows=30, **opts)
+    assert_same_report(got, want)
+
+
+@pytest.mark.parametrize("per_query", [None, False, "dir"])
+@pytest.mark.parametrize("int_ids", [False, True], ids=["str_ids", "int_ids"])
+def test_qrels_mode_scattered_run(client, tmp_path, int_ids, per_query):
+    run, qrels_table, qrels = qrels_case(7, int_ids=int_ids)
+    run = shuffled(run, seed=4)
+    write_parts(run, tmp_path / "run", [run.num_rows // 3, 2 * run.num_rows // 3],
+                row_group_size=10)
+    opts = dict(qrels=qrels_table, ties="trec", gain="linear", complete=True)
+    want = fastndcg.evaluate(tmp_path / "run", **opts)
+    assert want.n_scattered > 0 and want.n_unjudged == 4 and want.n_missing == 8
+    target = tmp_path / "out" if per_query == "dir" else per_query
+    got = fdask.evaluate(tmp_path / "run", client=client, partition_rows=25, per_query=target,
+                         **opts)
+    assert_same_report(got, want, per_query=per_query is not False)
+    if per_query == "dir":
+        assert all(PART_NAME.fullmatch(n) for n in os.listdir(target))
+
+
+@pytest.mark.parametrize("ties", ["average", "trec"])
+def test_qrels_mode_other_ties(client, tmp_path, ties):
+    run, qrels_table, qrels = qrels_case(9)
+    source, judgments = qrels_sources(tmp_path, run, qrels_table, qrels, "parquet")
+    want = fastndcg.evaluate(source, qrels=judgments, ties=ties)
+    got = fdask.evaluate(source, client=client, qrels=judgments, ties=ties, partition_rows=20)
+    assert_same_report(got, want)
+
+
+@pytest.mark.parametrize("run_name,complete", [("results.test", False),
+                                               ("results.test", True),
+                                               ("results.trunc", True)])
+@pytest.mark.parametrize("k", [(5, 10, 100, 1000), None])
+def test_trec_eval_fixtures(client, run_name, complete, k):
+    """trec_eval's own test run and qrels (results.trunc: interleaved queries and a
+    judged query missing from the run)."""
+    run, qrels = os.path.join(DATA, run_name), os.path.join(DATA, "qrels.test")
+    opts = dict(qrels=qrels, k=k, gain="linear", ties="trec", complete=complete)
+    want = fastndcg.evaluate(run, **opts)
+    got = fdask.evaluate(run, client=client, partition_rows=170, **opts)
+    assert_same_report(got, want)
+    if run_name == "results.trunc":
+        assert want.n_missing == 1 and want.n_scattered > 0
+
+
+# --------------------------------------------------------------------------- other sources
+
+def straddled_frame(table: pa.Table, npartitions=4):
+    frame = dd.from_pandas(table.to_pandas(), npartitions=npartitions)
+    sizes = frame.map_partitions(len).compute().tolist()
+    assert len(sizes) == npartitions
+    ids = table["query_id"].to_pylist()
+    bounds = np.cumsum(sizes)[:-1]
+    assert any(ids[b - 1] == ids[b] for b in bounds), "no query straddles a partition"
+    return frame
+
+
+def test_dask_dataframe(client, log):
+    frame = straddled_frame(log)
+    want = fastndcg.evaluate(log)
+    got = fdask.evaluate(frame, client=client)
+    assert_same_report(got, want)
+    # stable ties, and k=None
+    want = fastndcg.evaluate(log, ties="stable", k=None)
+    got = fdask.evaluate(frame, client=client, ties="stable", k=None)
+    assert_same_report(got, want)
+
+
+def test_dask_dataframe_scattered_and_string_ids(client, log):
+    table = partly_scattered(log, seed=5)
+    table = table.set_column(0, "query_id",
+                             pa.array([f"q{q}" for q in table["query_id"].to_pylist()]))
+    frame = dd.from_pandas(table.to_pandas(), npartitions=5)
+    want = fastndcg.evaluate(table)
+    assert want.n_scattered >= 12
+    for per_query in (None, False):
+        got = fdask.evaluate(frame, client=client, per_query=per_query)
+        assert_same_report(got, want, per_query=per_query is None)
+
+
+def test_dask_dataframe_qrels_mode(client):
+    run, qrels_table, _ = qrels_case(11)
+    frame = straddled_frame(run, npartitions=3)
+    opts = dict(qrels=qrels_table, ties="trec", gain="linear", complete=True)
+    want = fastndcg.evaluate(run, **opts)
+    got = fdask.evaluate(frame, client=client, **opts)
+    assert_same_report(got, want)
+
+
+def test_file_url(client, datasets):
+    directory, _ = datasets["scattered"]
+    want = fastndcg.evaluate(directory)
+    for url in (f"file://{directory}", f"file://{directory}/part-*.parquet"):
+        got = fdask.evaluate(url, client=client, partition_rows=40)
+        assert_same_report(got, want)
+    one = directory / "part-002.parquet"
+    got = fdask.evaluate(f"file://{one}", client=client, partition_rows=10)
+    assert_same_report(got, fastndcg.evaluate(one))
+
+
+# --------------------------------------------------------------------------- faults
+
+class DieOnce(distributed.WorkerPlugin):
+    """Kills its worker process the first time any worker of the cluster starts
+    executing a ``_score_piece`` task (the marker file makes it once, cluster-wide)."""
+
+    name = "test-die-once"
+
+    def __init__(self, marker: str, prefix: str = "_score_piece") -> None:
+        self.marker = marker
+        self.prefix = prefix
+
+    def transition(self, key, start, finish, **kw):
+        if finish != "executing" or not str(key).startswith(self.prefix):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        os._exit(1)
+
+
+def test_worker_killed_mid_run(tmp_path, datasets):
+    directory, table = datasets["scattered"]
+    want = fastndcg.evaluate(directory)
+    marker = str(tmp_path / "died")
+    out = tmp_path / "out"
+    cluster = _cluster()
+    c = distributed.Client(cluster)
+    try:
+        c.wait_for_workers(2, timeout=60)
+        pids = set(c.run(os.getpid).values())
+        c.register_plugin(DieOnce(marker))
+        got = fdask.evaluate(directory, client=c, per_query=out, partition_rows=10)
+        assert os.path.exists(marker), "no worker was killed"
+        c.wait_for_workers(2, timeout=60)
+        assert set(c.run(os.getpid).values()) != pids  # a worker was replaced
+    finally:
+        c.close()
+        cluster.close()
+    assert_same_report(got, want)
+    assert all(PART_NAME.fullmatch(n) for n in os.listdir(out))
+
+
+def test_missing_file(client, tmp_path):
+    path = tmp_path / "nope.parquet"
+    with pytest.raises(FileNotFoundError, match=esc(str(path))):
+        fdask.evaluate(path, client=client)
+    with pytest.raises(FileNotFoundError, match=esc(str(path))):
+        fdask.evaluate(f"file://{path}", client=client)
+    pattern = str(tmp_path / "part-*.parquet")
+    with pytest.raises(FileNotFoundError, match=esc(pattern)):
+        fdask.evaluate(pattern, client=client)
+
+
+def _garbage(path):
+    with open(path, "wb") as f:
+        f.write(b"PAR1" + bytes(range(256)) * 4 + b"PAR1")
+
+
+def _truncated(path):
+    data = open(path, "rb").read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])
+
+
+def _damaged_pages(path):
+    """Valid magic and footer, garbage in the column chunks (found only when read)."""
+    meta = pq.ParquetFile(path).metadata
+    data = bytearray(open(path, "rb").read())
+    start = 4
+    end = min(meta.row_group(0).column(c).data_page_offset for c in range(meta.num_columns))
+    end = max(end, 64)
+    rng = np.random.default_rng(0)
+    end_of_data = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[start:end_of_data] = rng.integers(0, 256, end_of_data - start, dtype=np.uint8).tobytes()
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [_garbage, _truncated, _damaged_pages],
+                         ids=["garbage", "truncated", "damaged_pages"])
+def test_damaged_file_among_several(client, tmp_path, log, damage):
+    src = tmp_path / "logs"
+    paths = write_parts(log, src, cuts_inside_queries(log, 4), row_group_size=16)
+    damage(paths[2])
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=esc(repr(paths[2]))):
+        fdask.evaluate(src, client=client, per_query=out, partition_rows=20)
+    assert not os.path.exists(out) or files_under(out) == []
+    # an existing per_query directory keeps what it held, and gets nothing new
+    out.mkdir(exist_ok=True)
+    (out / "part-000000.parquet").write_bytes(b"earlier")
+    with pytest.raises(ValueError, match=esc(repr(paths[2]))):
+        fdask.evaluate(str(src / "*.parquet"), client=client, per_query=out, partition_rows=20)
+    assert files_under(out) == ["part-000000.parquet"]
+    assert (out / "part-000000.parquet").read_bytes() == b"earlier"
+
+
+# --------------------------------------------------------------------------- compiling, imports, options
+
+def test_kernels_compiled_once_per_worker(client, datasets):
+    directory, _ = datasets["scattered"]
+    for _ in range(2):
+        fdask.evaluate(directory, client=client, partition_rows=20, per_query=False)
+    before = client.run(_signatures)
+    assert len(before) == 2 and all(n >= 1 for n, _, _ in before.values())
+    report = fdask.evaluate(directory, client=client, partition_rows=20)
+    assert report.n_queries == 120
+    after = client.run(_signatures)
+    assert after == before  # same workers, same dispatcher, no new specialisation
+
+
+def test_import_does_not_import_dask():
+    code = ("import fastndcg, sys; "
+            "assert 'dask' not in sys.modules and 'distributed' not in sys.modules, "
+            "sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("option,value", [("workers", 0), ("workers", -2), ("workers", True),
+                                          ("workers", 1.5), ("partition_rows", 0),
+                                          ("partition_rows", -1), ("partition_rows", 2.0)])
+def test_bad_options(client, datasets, option, value):
+    directory, _ = datasets["straddling"]
+    kw = {} if option == "workers" else {"client": client}
+    with pytest.raises(ValueError, match=option):
+        fdask.evaluate(directory, **{option: value}, **kw)
