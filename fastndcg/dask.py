@@ -88,6 +88,11 @@ class _Piece:
     filesystem: Any = None        # pyarrow filesystem for "parquet"
     data: Any = None              # table slice, or a future of a pandas partition
 
+    def meta(self) -> "_Piece":
+        """The piece without its data (passed to tasks separately, so Dask resolves
+        a future there)."""
+        return _Piece(self.kind, self.path, self.row_groups, self.filesystem)
+
 
 @dataclass
 class _Context:
@@ -183,7 +188,7 @@ def _hidden(path: str, root: str) -> bool:
     return any(part.startswith((".", "_")) for part in rel.split(os.sep))
 
 
-def _piece_batches(piece: _Piece, ctx: _Context, columns: list | None = None):
+def _piece_batches(piece: _Piece, data, ctx: _Context, columns: list | None = None):
     cols = ctx.columns if columns is None else columns
     if piece.kind == "parquet":
         schema = pa.schema([ctx.schema.field(c) for c in cols])
@@ -191,7 +196,7 @@ def _piece_batches(piece: _Piece, ctx: _Context, columns: list | None = None):
             return iter(())
         return io.read_parquet_file(piece.path, cols, schema, ctx.batch_rows,
                                     row_groups=piece.row_groups, filesystem=piece.filesystem)
-    table = piece.data
+    table = data
     if piece.kind == "frame":
         table = pa.Table.from_pandas(table, preserve_index=False)
     table = table.select(cols)
@@ -215,13 +220,13 @@ def _set_threads() -> None:
         pass
 
 
-def _score_piece(piece: _Piece, ctx: _Context, qrels: Qrels | None, slot: int
+def _score_piece(piece: _Piece, data, ctx: _Context, qrels: Qrels | None, slot: int
                  ) -> tuple[PartitionResult, Part]:
     _set_threads()
     path = None if ctx.staging is None else os.path.join(ctx.staging, f"part-{slot:06d}.parquet")
     writer = PartWriter(ctx.result_schema, path, keep=ctx.keep)
     try:
-        result = score_partition(_piece_batches(piece, ctx), Scorer(ctx.opts, qrels), writer,
+        result = score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
                                  edges=True)
     except BaseException:
         writer.abort()
@@ -229,13 +234,13 @@ def _score_piece(piece: _Piece, ctx: _Context, qrels: Qrels | None, slot: int
     return result, writer.close()
 
 
-def _piece_run_ids(piece: _Piece, ctx: _Context, skip_head: bool, n_buckets: int) -> list:
+def _piece_run_ids(piece: _Piece, data, ctx: _Context, skip_head: bool, n_buckets: int) -> list:
     """The piece's run ids (its head left out when it continues the previous
     piece), hashed into ``n_buckets`` arrays."""
     from ._arrow import id_hash
     from .chunks import run_ids
 
-    ids = list(run_ids(_piece_batches(piece, ctx, [ctx.opts.query]), ctx.opts.query))
+    ids = list(run_ids(_piece_batches(piece, data, ctx, [ctx.opts.query]), ctx.opts.query))
     if not ids:
         return [None] * n_buckets
     ids = pa.concat_arrays(ids)
@@ -250,13 +255,13 @@ def _bucket_duplicates(*parts) -> pa.Array | None:
     return duplicates_in(pa.concat_arrays(parts)) if parts else None
 
 
-def _piece_rows(piece: _Piece, ctx: _Context, dup: pa.Array) -> pa.Table | None:
+def _piece_rows(piece: _Piece, data, ctx: _Context, dup: pa.Array) -> pa.Table | None:
     """The piece's rows of the scattered queries, in source order."""
     import pyarrow.compute as pc
     from ._arrow import plain_ids
 
     out = []
-    for batch in _piece_batches(piece, ctx):
+    for batch in _piece_batches(piece, data, ctx):
         ids = plain_ids(batch.column(ctx.opts.query))
         if ids.type != dup.type:
             ids = ids.cast(dup.type)
@@ -292,13 +297,13 @@ def _patch_part(part: Part, fixed: Fixed, home: np.ndarray, path: str | None) ->
     return new, totals
 
 
-def _fragment_totals(piece: _Piece, ctx: _Context, qrels: Qrels | None, dup: pa.Array
+def _fragment_totals(piece: _Piece, data, ctx: _Context, qrels: Qrels | None, dup: pa.Array
                      ) -> Totals:
     """Totals of the piece's interior runs of scattered queries (scored as the first
     pass scored them), to be taken out of the means when no results are kept."""
     _set_threads()
     writer = PartWriter(ctx.result_schema, None, keep=True)
-    score_partition(_piece_batches(piece, ctx), Scorer(ctx.opts, qrels), writer, edges=True,
+    score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer, edges=True,
                     only=dup)
     return writer.close().totals()
 
@@ -485,11 +490,11 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     staging = output.staging if output.kind == "path" else None
     ctx = _Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
                    staging)
-    qrels_f = client.scatter(judged, broadcast=True) if judged is not None else None
+    qrels_f = client.scatter(judged, broadcast=True, hash=False) if judged is not None else None
     for p in pieces:
         if p.kind == "table":
-            p.data = client.scatter(p.data)
-    futures = [client.submit(_score_piece, p, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
+            p.data = client.scatter(p.data, hash=False)
+    futures = [client.submit(_score_piece, p.meta(), p.data, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
                for i, p in enumerate(pieces)]
     try:
         results = client.gather(futures)
@@ -549,7 +554,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     if not ordered:
         n_runs = sum(r.n_runs for r, _ in results)
         n_buckets = max(1, min(256, -(-n_runs // (2 << 20))))
-        maps = [client.submit(_piece_run_ids, p, ctx, joined[i], n_buckets, pure=False)
+        maps = [client.submit(_piece_run_ids, p.meta(), p.data, ctx, joined[i], n_buckets, pure=False)
                 for i, p in enumerate(pieces)]
         reduces = [client.submit(_bucket_duplicates,
                                  *[client.submit(_getitem, m, b, pure=False) for m in maps],
@@ -558,8 +563,8 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         dup = pa.concat_arrays(found) if found else None
         if dup is not None:
             n_scattered = len(dup)
-            dup_f = client.scatter(dup, broadcast=True)
-            rows = client.gather([client.submit(_piece_rows, p, ctx, dup_f, pure=False)
+            dup_f = client.scatter(dup, broadcast=True, hash=False)
+            rows = client.gather([client.submit(_piece_rows, p.meta(), p.data, ctx, dup_f, pure=False)
                                   for p in pieces])
             fixed = Fixed(dup, rescore((b for t in rows if t is not None for b in t.to_batches()),
                                        opts.query, dup, scorer), len(opts.names))
@@ -567,7 +572,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
                 _repair_parts(client, parts, slot_totals, fixed, dup, output)
             else:
                 # no parts to rewrite: take the fragments' totals out, put the whole queries in
-                frag = client.gather([client.submit(_fragment_totals, p, ctx, qrels_f, dup_f,
+                frag = client.gather([client.submit(_fragment_totals, p.meta(), p.data, ctx, qrels_f, dup_f,
                                                     pure=False) for p in pieces])
                 for tables in edges.done.values():
                     for t in tables:
@@ -616,8 +621,8 @@ def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals]
     Parts on disk are rewritten by tasks; parts in memory here."""
     slots = sorted(parts)
     on_disk = [s for s in slots if parts[s].path is not None]
-    fixed_f = client.scatter(fixed, broadcast=True) if on_disk else None
-    dup_f = client.scatter(dup, broadcast=True) if on_disk else None
+    fixed_f = client.scatter(fixed, broadcast=True, hash=False) if on_disk else None
+    dup_f = client.scatter(dup, broadcast=True, hash=False) if on_disk else None
     held = dict(zip(on_disk, client.gather([client.submit(_part_holds, parts[s], dup_f,
                                                           pure=False) for s in on_disk])))
     held.update({s: _part_holds(parts[s], dup) for s in slots if s not in held})
