@@ -44,9 +44,10 @@ class Chunk:
         return len(self.offsets) - 1
 
     def query_rows(self, q: int) -> pa.Table:
-        """The rows of query ``q`` as a table."""
+        """The rows of query ``q`` as a table of its own (copied out of the chunk: a
+        slice would carry the whole batch's buffers when pickled to another process)."""
         lo, hi = int(self.offsets[q]), int(self.offsets[q + 1])
-        table = self.table.slice(lo, hi - lo)
+        table = self.table.take(pa.array(np.arange(lo, hi, dtype=np.int64)))
         return pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
 
     def drop_first(self) -> "Chunk | None":

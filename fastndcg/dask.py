@@ -326,9 +326,24 @@ class WarmKernels(_WorkerPlugin):
     idempotent = True
 
     def setup(self, worker=None) -> None:
+        from ._cache import cache_dir
         from .evaluate import evaluate
         from .synth import synthetic_log
-        evaluate(synthetic_log(3), k=[1, 10], per_query=False)
+
+        # worker processes of one machine share the cache directory: warm one at a
+        # time, so the first compiles and writes the cache and the others load it
+        try:
+            import fcntl
+            os.makedirs(cache_dir(), exist_ok=True)
+            lock = open(os.path.join(cache_dir(), ".warm-lock"), "w")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            lock = None
+        try:
+            evaluate(synthetic_log(3), k=[1, 10], per_query=False)
+        finally:
+            if lock is not None:
+                lock.close()
 
     def teardown(self, worker=None) -> None:
         pass
