@@ -87,11 +87,12 @@ class _Piece:
     row_groups: list | None = None
     filesystem: Any = None        # pyarrow filesystem for "parquet"
     data: Any = None              # table slice, or a future of a pandas partition
+    row0: int = 0                 # number of its first row in the whole log (messages)
 
     def meta(self) -> "_Piece":
         """The piece without its data (passed to tasks separately, so Dask resolves
         a future there)."""
-        return _Piece(self.kind, self.path, self.row_groups, self.filesystem)
+        return _Piece(self.kind, self.path, self.row_groups, self.filesystem, None, self.row0)
 
 
 @dataclass
@@ -167,6 +168,7 @@ def _list_parquet(source: str, roles: dict, partition_rows: int) -> tuple[list, 
         footers = list(pool.map(footer, paths))
     schemas = []
     pieces = []
+    row0 = 0
     for path, (meta, schema) in zip(paths, footers):
         io.check_columns(schema, roles, repr(path) if len(paths) > 1 else describe)
         schemas.append(pa.schema([schema.field(c).with_nullable(True) for c in cols]))
@@ -174,12 +176,13 @@ def _list_parquet(source: str, roles: dict, partition_rows: int) -> tuple[list, 
         for g in range(meta.num_row_groups):
             n = meta.row_group(g).num_rows
             if groups and rows + n > partition_rows:
-                pieces.append(_Piece("parquet", path, groups, fs))
-                groups, rows = [], 0
+                pieces.append(_Piece("parquet", path, groups, fs, row0=row0))
+                groups, row0, rows = [], row0 + rows, 0
             groups.append(g)
             rows += n
         if groups or not pieces or pieces[-1].path != path:
-            pieces.append(_Piece("parquet", path, groups, fs))
+            pieces.append(_Piece("parquet", path, groups, fs, row0=row0))
+        row0 += rows
     return pieces, io.common_schema(schemas, paths), describe, inputs
 
 
@@ -227,7 +230,7 @@ def _score_piece(piece: _Piece, data, ctx: _Context, qrels: Qrels | None, slot: 
     writer = PartWriter(ctx.result_schema, path, keep=ctx.keep)
     try:
         result = score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
-                                 edges=True)
+                                 edges=True, row0=piece.row0)
     except BaseException:
         writer.abort()
         raise
@@ -429,7 +432,12 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
                                   schema=pa.schema([src.schema.field(c) for c in roles]))
     n = max(1, -(-table.num_rows // partition_rows))
     step = -(-table.num_rows // n) if table.num_rows else 0
-    pieces = [_Piece("table", data=table.slice(i * step, step)) for i in range(n)]
+    # slices copied out (a pickled slice carries its whole table), sent inside the
+    # tasks: the scheduler can send them again when a worker dies (scattered data
+    # would be lost with it)
+    pieces = [_Piece("table", data=table.take(pa.array(np.arange(i * step, min(table.num_rows,
+                                                                           (i + 1) * step)))),
+                     row0=i * step) for i in range(n)]
     return pieces, table.schema, src.describe, io.input_paths(source), True
 
 
@@ -506,16 +514,9 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     ctx = _Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
                    staging)
     qrels_f = client.scatter(judged, broadcast=True, hash=False) if judged is not None else None
-    for p in pieces:
-        if p.kind == "table":
-            p.data = client.scatter(p.data, hash=False)
     futures = [client.submit(_score_piece, p.meta(), p.data, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
                for i, p in enumerate(pieces)]
-    try:
-        results = client.gather(futures)
-    except BaseException:
-        client.cancel(futures)
-        raise
+    results = _gather(client, futures)
 
     # stitch the edges of consecutive pieces into whole queries, scored here
     scorer = Scorer(opts, judged)
@@ -574,12 +575,12 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         reduces = [client.submit(_bucket_duplicates,
                                  *[client.submit(_getitem, m, b, pure=False) for m in maps],
                                  pure=False) for b in range(n_buckets)]
-        found = [d for d in client.gather(reduces) if d is not None]
+        found = [d for d in _gather(client, reduces) if d is not None]
         dup = pa.concat_arrays(found) if found else None
         if dup is not None:
             n_scattered = len(dup)
             dup_f = client.scatter(dup, broadcast=True, hash=False)
-            rows = client.gather([client.submit(_piece_rows, p.meta(), p.data, ctx, dup_f, pure=False)
+            rows = _gather(client, [client.submit(_piece_rows, p.meta(), p.data, ctx, dup_f, pure=False)
                                   for p in pieces])
             fixed = Fixed(dup, rescore((b for t in rows if t is not None for b in t.to_batches()),
                                        opts.query, dup, scorer), len(opts.names))
@@ -587,7 +588,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
                 _repair_parts(client, parts, slot_totals, fixed, dup, output)
             else:
                 # no parts to rewrite: take the fragments' totals out, put the whole queries in
-                frag = client.gather([client.submit(_fragment_totals, p.meta(), p.data, ctx, qrels_f, dup_f,
+                frag = _gather(client, [client.submit(_fragment_totals, p.meta(), p.data, ctx, qrels_f, dup_f,
                                                     pure=False) for p in pieces])
                 for tables in edges.done.values():
                     for t in tables:
@@ -610,6 +611,30 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=judged is not None, source=describe,
                   n_scattered=n_scattered, schema=schema_out)
+
+
+def _gather(client, futures: list) -> list:
+    """``client.gather``; on an error, the other tasks are cancelled and waited for
+    (a task already running keeps going) before the error is raised, so nothing
+    writes into the output after it has been cleaned up."""
+    try:
+        return client.gather(futures)
+    except BaseException:
+        keys = {f.key for f in futures}
+        client.cancel(futures)
+
+        def busy(dask_worker, keys=keys) -> int:
+            return sum(k in dask_worker.state.tasks for k in keys)
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if not any(client.run(busy).values()):
+                    break
+            except Exception:  # the cluster itself is gone: nothing left to wait for
+                break
+            time.sleep(0.05)
+        raise
 
 
 def _getitem(seq, i):
@@ -638,7 +663,7 @@ def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals]
     on_disk = [s for s in slots if parts[s].path is not None]
     fixed_f = client.scatter(fixed, broadcast=True, hash=False) if on_disk else None
     dup_f = client.scatter(dup, broadcast=True, hash=False) if on_disk else None
-    held = dict(zip(on_disk, client.gather([client.submit(_part_holds, parts[s], dup_f,
+    held = dict(zip(on_disk, _gather(client, [client.submit(_part_holds, parts[s], dup_f,
                                                           pure=False) for s in on_disk])))
     held.update({s: _part_holds(parts[s], dup) for s in slots if s not in held})
     claimed = np.zeros(len(dup), bool)
@@ -653,7 +678,7 @@ def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals]
         else:
             path = parts[s].path.replace(".parquet", "-repaired.parquet")
             futures[s] = client.submit(_patch_part, parts[s], fixed_f, home, path, pure=False)
-    for s, (part, total) in zip(futures, client.gather(list(futures.values()))):
+    for s, (part, total) in zip(futures, _gather(client, list(futures.values()))):
         parts[s], slot_totals[s] = part, total
 
 

@@ -228,14 +228,15 @@ def write_scored(writer: PartWriter, s: Scored) -> Totals:
 
 def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: PartWriter, *,
                     edges: bool = False, progress=None, on_ids=None,
-                    only: pa.Array | None = None) -> PartitionResult:
+                    only: pa.Array | None = None, row0: int = 0) -> PartitionResult:
     """Score every query of a stream of batches, writing results to ``writer``.
 
     ``edges=True`` (a partition of a larger log): the first and the last run are
     returned unscored as ``head``/``tail``, since their queries may go on in the
     neighbouring partitions. ``on_ids(ids)`` sees the id of every run, in order.
     ``only``: score just the runs with these ids (the fragments of scattered
-    queries, exactly as the first pass scored them)."""
+    queries, exactly as the first pass scored them). ``row0``: the row number of
+    the first row in the whole log (for messages)."""
     opts = scorer.opts
     totals = Totals.empty(opts.names)
     check = SortCheck()
@@ -243,7 +244,7 @@ def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: P
     seen = None if scorer.qrels is None else np.zeros(scorer.qrels.n_queries, bool)
     head = tail = None
     n_rows = 0
-    chunks = query_chunks(batches, opts.query, progress)
+    chunks = query_chunks(batches, opts.query, progress, row0=row0)
     pending: Chunk | None = None  # edges mode: the last chunk is the tail, so hold one back
 
     def score(chunk: Chunk) -> None:

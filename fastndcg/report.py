@@ -268,6 +268,12 @@ class Output:
     def _prepare(self) -> None:
         parent = self.path if self.is_dir else os.path.dirname(self.path)
         token = uuid.uuid4().hex[:12]
+        # the outermost directory this creates, removed again (if empty) by abort()
+        self._created = None
+        probe = parent
+        while probe and not os.path.exists(probe):
+            self._created = probe
+            probe = os.path.dirname(probe)
         try:
             if self.is_dir:
                 os.makedirs(self.path, exist_ok=True)
@@ -317,11 +323,29 @@ class Output:
             else:
                 _write_single(parts, self.path, self.format)
         finally:
-            self.abort()
+            self._remove_staging()
         return self.path
 
     def abort(self) -> None:
-        if self.staging and os.path.isdir(self.staging):
+        """Remove the staged parts; after a failed run also the directories this
+        created, if nothing else was put there."""
+        self._remove_staging()
+        created = getattr(self, "_created", None)
+        if created:
+            d = self.path if self.is_dir else os.path.dirname(self.path)
+            while True:  # from the innermost up to the first one this created, if empty
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    return
+                if d == created:
+                    return
+                d = os.path.dirname(d)
+
+    def _remove_staging(self) -> None:
+        for _ in range(5):  # a file created while removing: try again
+            if not (self.staging and os.path.isdir(self.staging)):
+                return
             shutil.rmtree(self.staging, ignore_errors=True)
 
 

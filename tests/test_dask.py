@@ -8,8 +8,9 @@ counts. The sources are built so the cluster has something to put back
 together: Parquet files cut inside queries and cut again into many partitions
 (``partition_rows``), queries whose rows are scattered over files, Dask
 DataFrames whose partitions cut a query, TREC run and qrels text files. Also:
-per_query targets, a worker killed while it scores, damaged and missing files,
-compiling once per worker, bad options.
+per_query targets, zero-IDCG policies, a worker killed while it scores, damaged
+and missing files and bad values (the same error, nothing written), compiling once
+per worker, ``import fastndcg`` without Dask, bad options.
 
 Data stay small (hundreds to a couple of thousand rows) and in the dtypes the
 rest of the suite compiles (float32/float64 scores, int8/int64 labels).
@@ -35,7 +36,6 @@ dd = pytest.importorskip("dask.dataframe")
 fdask = pytest.importorskip("fastndcg.dask")
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
-K = (1, 3, 5, 10)
 COUNTS = ("n_queries", "n_rows", "n_zero_idcg", "n_scattered", "n_unjudged", "n_missing")
 PART_NAME = re.compile(r"part-\d+\.parquet")
 
@@ -117,8 +117,9 @@ def partly_scattered(table: pa.Table, seed=0, n_moved=12) -> pa.Table:
 
 
 def scattered_ids(table: pa.Table, query="query_id") -> set:
+    """Ids whose rows are not all adjacent."""
     ids = table[query].to_pylist()
-    seen, closed, dup = set(), set(), set()
+    seen, dup = set(), set()
     last = object()
     for q in ids:
         if q != last:
@@ -136,7 +137,12 @@ def assert_same_report(got, want, *, per_query=True) -> None:
         assert g.schema.equals(w.schema), (g.schema, w.schema)
         assert g.num_rows == w.num_rows
         assert g.column(0).to_pylist() == w.column(0).to_pylist()  # first-appearance order
-        assert g.equals(w)
+        assert g.column(1).equals(w.column(1))  # n_docs
+        for name in w.column_names[2:]:  # bit for bit (NaN too, which equals() rejects)
+            a, b = g.column(name).to_numpy(), w.column(name).to_numpy()
+            assert np.array_equal(a.view(np.uint64), b.view(np.uint64)), name
+        if not any(np.isnan(w.column(n).to_numpy()).any() for n in w.column_names[2:]):
+            assert g.equals(w)
     assert list(got.mean) == list(want.mean)
     for name, value in want.mean.items():
         assert got.mean[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
@@ -219,9 +225,21 @@ def test_single_file_cut_into_many_partitions(client, tmp_path, log):
     path = tmp_path / "log.parquet"
     pq.write_table(table, path, row_group_size=5)
     want = fastndcg.evaluate(path)
-    for partition_rows in (1, 5, 12):
+    for partition_rows in (5, 12):  # each row group a partition; two or three
         got = fdask.evaluate(path, client=client, partition_rows=partition_rows)
         assert_same_report(got, want)
+
+
+@pytest.mark.parametrize("per_query", [None, False])
+@pytest.mark.parametrize("zero_idcg", ["nan", "one"])
+def test_zero_idcg_policies(client, datasets, zero_idcg, per_query):
+    """Queries without a relevant item: NaN values (left out of the means) or 1."""
+    directory, _ = datasets["shuffled"]
+    want = fastndcg.evaluate(directory, zero_idcg=zero_idcg)
+    assert want.n_zero_idcg > 0
+    got = fdask.evaluate(directory, client=client, zero_idcg=zero_idcg, per_query=per_query,
+                         partition_rows=40)
+    assert_same_report(got, want, per_query=per_query is None)
 
 
 # --------------------------------------------------------------------------- per_query targets
@@ -471,9 +489,25 @@ class DieOnce(distributed.WorkerPlugin):
         os._exit(1)
 
 
-def test_worker_killed_mid_run(tmp_path, datasets):
-    directory, table = datasets["scattered"]
-    want = fastndcg.evaluate(directory)
+@pytest.mark.parametrize("form", ["parquet", "frame", "trec"])
+def test_worker_killed_mid_run(tmp_path, datasets, log, form):
+    """A worker process dies as it starts scoring a partition; the nanny starts a new
+    one, Dask runs the lost work again and the answer is complete and the same.
+    parquet: a scattered list-mode log in many partitions; frame: a Dask DataFrame
+    whose partitions cut queries; trec: a TREC run file (read on the client and
+    sent to the workers in slices) with qrels. Results written to a directory."""
+    if form == "parquet":
+        source, opts, want_source = datasets["scattered"][0], {}, datasets["scattered"][0]
+        partition_rows = 10
+    elif form == "frame":
+        source, opts, want_source = straddled_frame(log, npartitions=12), {}, log
+        partition_rows = 10
+    else:
+        run, _, qrels = qrels_case(13)
+        source, judgments = qrels_sources(tmp_path, run, None, qrels, "trec")
+        opts = dict(qrels=judgments, ties="trec", gain="linear", complete=True)
+        want_source, partition_rows = source, 8
+    want = fastndcg.evaluate(want_source, **opts)
     marker = str(tmp_path / "died")
     out = tmp_path / "out"
     cluster = _cluster()
@@ -482,7 +516,8 @@ def test_worker_killed_mid_run(tmp_path, datasets):
         c.wait_for_workers(2, timeout=60)
         pids = set(c.run(os.getpid).values())
         c.register_plugin(DieOnce(marker))
-        got = fdask.evaluate(directory, client=c, per_query=out, partition_rows=10)
+        got = fdask.evaluate(source, client=c, per_query=out, partition_rows=partition_rows,
+                             **opts)
         assert os.path.exists(marker), "no worker was killed"
         c.wait_for_workers(2, timeout=60)
         assert set(c.run(os.getpid).values()) != pids  # a worker was replaced
@@ -495,38 +530,46 @@ def test_worker_killed_mid_run(tmp_path, datasets):
 
 def test_missing_file(client, tmp_path):
     path = tmp_path / "nope.parquet"
-    with pytest.raises(FileNotFoundError, match=esc(str(path))):
+    with pytest.raises(FileNotFoundError, match=esc(repr(str(path))) + ".*does not exist"):
         fdask.evaluate(path, client=client)
     with pytest.raises(FileNotFoundError, match=esc(str(path))):
         fdask.evaluate(f"file://{path}", client=client)
     pattern = str(tmp_path / "part-*.parquet")
-    with pytest.raises(FileNotFoundError, match=esc(pattern)):
+    with pytest.raises(FileNotFoundError, match=esc(f"no files match {pattern!r}")):
         fdask.evaluate(pattern, client=client)
+    # a missing qrels file, before any work
+    run, _, _ = qrels_case(3)
+    with pytest.raises(FileNotFoundError, match=esc(str(tmp_path / "qrels.txt"))):
+        fdask.evaluate(run, client=client, qrels=tmp_path / "qrels.txt", per_query=tmp_path / "o")
+    assert files_under(tmp_path) in ([], ["o" + os.sep])  # at most the (empty) target
 
 
 def _garbage(path):
+    """PAR1 magic at both ends, garbage between (no readable footer)."""
     with open(path, "wb") as f:
         f.write(b"PAR1" + bytes(range(256)) * 4 + b"PAR1")
 
 
 def _truncated(path):
+    """A real Parquet file cut in half (its footer gone)."""
     data = open(path, "rb").read()
     with open(path, "wb") as f:
         f.write(data[: len(data) // 2])
 
 
 def _damaged_pages(path):
-    """Valid magic and footer, garbage in the column chunks (found only when read)."""
-    meta = pq.ParquetFile(path).metadata
+    """Magic and footer intact, the column chunks overwritten with random bytes: the
+    footer reads fine on the client, the error comes from a worker's task."""
     data = bytearray(open(path, "rb").read())
-    start = 4
-    end = min(meta.row_group(0).column(c).data_page_offset for c in range(meta.num_columns))
-    end = max(end, 64)
-    rng = np.random.default_rng(0)
-    end_of_data = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
-    data[start:end_of_data] = rng.integers(0, 256, end_of_data - start, dtype=np.uint8).tobytes()
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[4:footer] = np.random.default_rng(0).integers(0, 256, footer - 4, np.uint8).tobytes()
     with open(path, "wb") as f:
         f.write(bytes(data))
+
+
+def visible(path) -> list[str]:
+    """Files and directories under ``path`` that are not hidden (staging)."""
+    return [f for f in files_under(path) if not f.startswith((".", "_"))]
 
 
 @pytest.mark.parametrize("damage", [_garbage, _truncated, _damaged_pages],
@@ -538,17 +581,76 @@ def test_damaged_file_among_several(client, tmp_path, log, damage):
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=esc(repr(paths[2]))):
         fdask.evaluate(src, client=client, per_query=out, partition_rows=20)
-    assert not os.path.exists(out) or files_under(out) == []
+    assert not os.path.exists(out) or visible(out) == []
+    if damage is not _damaged_pages:  # found on the client, before any task ran
+        assert not os.path.exists(out) or files_under(out) == []
     # an existing per_query directory keeps what it held, and gets nothing new
     out.mkdir(exist_ok=True)
     (out / "part-000000.parquet").write_bytes(b"earlier")
     with pytest.raises(ValueError, match=esc(repr(paths[2]))):
         fdask.evaluate(str(src / "*.parquet"), client=client, per_query=out, partition_rows=20)
-    assert files_under(out) == ["part-000000.parquet"]
+    assert visible(out) == ["part-000000.parquet"]
     assert (out / "part-000000.parquet").read_bytes() == b"earlier"
+    # the in-memory and no-results paths fail the same way
+    for per_query in (None, False):
+        with pytest.raises(ValueError, match=esc(repr(paths[2]))):
+            fdask.evaluate(src, client=client, per_query=per_query, partition_rows=20)
 
 
-# --------------------------------------------------------------------------- compiling, imports, options
+def _with_bad_value(log: pa.Table, what: str) -> pa.Table:
+    if what == "nan_score":
+        score = log["score"].to_numpy().copy()
+        score[500] = np.nan
+        return log.set_column(2, "score", pa.array(score))
+    if what == "negative_label":
+        label = log["label"].to_numpy().copy()
+        label[450] = -1
+        return log.set_column(3, "label", pa.array(label))
+    score = log["score"].to_pylist()
+    score[480] = None
+    return log.set_column(2, "score", pa.array(score, pa.float32()))
+
+
+@pytest.mark.parametrize("what", ["nan_score", "negative_label", "null_score"])
+def test_bad_value_fails_whole_run_with_same_error(client, tmp_path, log, what):
+    """A bad value in a later file fails the run with the error one machine gives
+    (naming the query and, for a null, its row in the log), and writes nothing."""
+    table = _with_bad_value(log, what)
+    write_parts(table, tmp_path / "logs", cuts_inside_queries(table, 3))
+    with pytest.raises(ValueError) as single:
+        fastndcg.evaluate(tmp_path / "logs")
+    out = tmp_path / "out"
+    with pytest.raises(ValueError) as dist:
+        fdask.evaluate(tmp_path / "logs", client=client, per_query=out, partition_rows=30)
+    assert str(dist.value) == str(single.value)
+    assert not os.path.exists(out) or visible(out) == []
+
+
+def _executing(dask_worker) -> int:
+    return len(dask_worker.state.executing)
+
+
+def test_failed_run_leaves_nothing_in_per_query_dir(client, tmp_path, log):
+    """A task fails (a damaged data page) while the other worker is still starting
+    and running tasks of the same run: once everything stopped, the per_query
+    directory holds nothing from the failed run, staging included. (The race is
+    not hit on every run, so the run is repeated.)"""
+    import time
+
+    src = tmp_path / "logs"
+    paths = write_parts(log, src, cuts_inside_queries(log, 4), row_group_size=16)
+    _damaged_pages(paths[2])
+    out = tmp_path / "out"
+    for _ in range(12):
+        with pytest.raises(ValueError, match=esc(repr(paths[2]))):
+            fdask.evaluate(src, client=client, per_query=out, partition_rows=5)
+        deadline = time.monotonic() + 30
+        while any(client.run(_executing).values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert files_under(out) == [], "a failed run left files in the per_query directory"
+
+
+# ---------------------------------------------------------------------- compiling, imports, options
 
 def test_kernels_compiled_once_per_worker(client, datasets):
     directory, _ = datasets["scattered"]
