@@ -116,6 +116,10 @@ def default_cache_dir() -> str:
             or os.path.join(os.path.expanduser("~"), ".cache", "fastndcg-bench"))
 
 
+def fmt_rows(rows: int) -> str:
+    return f"{rows / 1e6:,.1f}M rows" if rows >= 1e6 else f"{rows:,} rows"
+
+
 def rate(rows: int, seconds: float) -> str:
     return f"{rows / seconds / 1e6:,.1f}M rows/s"
 
@@ -251,7 +255,7 @@ def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: d
         for mode in ("per-query", "means"):
             out = os.path.join(work, "per_query.parquet") if mode == "per-query" else None
             say(f"peak memory of `{cli_name} evaluate` {'--per-query ' if out else ''}on "
-                f"{n_queries:,} queries ({n_rows / 1e6:.1f}M rows) ...")
+                f"{n_queries:,} queries ({fmt_rows(n_rows)}) ...")
             peak, wall, stdout = run_peak_rss(command(path, out))
             got = check_json(stdout, n_rows, mean)
             assert got["n_queries"] == n_queries, (got["n_queries"], n_queries)
@@ -274,9 +278,10 @@ def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: d
 
     def label(name: str) -> str:
         r = runs[(name, "per-query")]
-        return f"{r['queries']:,} queries / {r['rows'] / 1e6:,.1f}M rows"
+        return f"{r['queries']:,} queries / {fmt_rows(r['rows'])}"
 
-    flags = {"per-query": "--per-query OUT.parquet", "means": "(no --per-query: means only)"}
+    flags = {"per-query": "`{0} evaluate LOG --per-query OUT.parquet`".format(cli_name),
+             "means": "`{0} evaluate LOG` (means only, no --per-query)".format(cli_name)}
     base = {m: runs[("baseline", m)]["peak_rss"] for m in flags}
     rows.append((f"peak RSS of `{cli_name} evaluate`, {label('baseline')} (interpreter + "
                  f"libraries)", f"{fmt_bytes(base['per-query'])} with --per-query, "
@@ -284,15 +289,14 @@ def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: d
     for mode, flag in flags.items():
         small = runs[("small", mode)]
         if ("big", mode) not in runs:
-            rows.append((f"peak RSS of `{cli_name} evaluate LOG {flag}`, "
-                         f"{size['big_queries']:,}-query log",
+            rows.append((f"peak RSS of {flag}, {size['big_queries']:,}-query log",
                          f"skipped: {free / 1e9:.1f} GB free disk "
                          f"(< {MIN_FREE_DISK / 1e9:.0f} GB)", f"≤ {fmt_bytes(TARGET_PEAK_RSS)}",
                          met(None)))
             continue
         big = runs[("big", mode)]
         growth = big["peak_rss"] / small["peak_rss"]
-        rows.append((f"peak RSS of `{cli_name} evaluate LOG {flag}`, {label('big')}",
+        rows.append((f"peak RSS of {flag}, {label('big')}",
                      fmt_bytes(big["peak_rss"]), f"≤ {fmt_bytes(TARGET_PEAK_RSS)}",
                      met(big["peak_rss"] <= TARGET_PEAK_RSS)))
         rows.append((f"same, {label('small')}", fmt_bytes(small["peak_rss"]), "reference",
@@ -308,7 +312,7 @@ def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: d
             r = runs[(name, mode)]
             extra = (f"; per-query file {r['per_query_bytes'] / 2**20:,.0f} MiB"
                      if "per_query_bytes" in r else "")
-            rows.append((f"throughput of `{cli_name} evaluate LOG {flag}`, {label(name)}, "
+            rows.append((f"throughput of {flag}, {label(name)}, "
                          f"one run", f"{rate(r['rows'], r['wall_s'])} end to end "
                          f"({fmt_time(r['wall_s'])} incl. start-up); "
                          f"{rate(r['rows'], r['evaluate_s'])} inside evaluate{extra}", "—",
@@ -316,6 +320,16 @@ def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: d
 
 
 # --------------------------------------------------------------------------- 2-3. dask
+
+def timed(fn, repeat: int, *args, **kwargs) -> tuple[list[float], object]:
+    """(wall seconds of each of ``repeat`` calls, the last result); ``best_of`` that
+    keeps every time, so the JSON shows the spread."""
+    times, result = [], None
+    for _ in range(repeat):
+        t, result = best_of(fn, 1, *args, **kwargs)
+        times.append(t)
+    return times, result
+
 
 def _close(client, cluster) -> None:
     with contextlib.suppress(Exception):
@@ -354,11 +368,13 @@ def measure_dask(size: dict, cache_dir: str, work: str, repeat: int, rows: list,
     # single process ------------------------------------------------------------------
     say(f"single process: fastndcg.evaluate on {label}, best of {repeat} ...")
     fastndcg.evaluate(warm, k=K, per_query=False)
-    t_single, single = best_of(fastndcg.evaluate, repeat, folder, k=K, per_query=False)
+    times, single = timed(fastndcg.evaluate, repeat, folder, k=K, per_query=False)
+    t_single = min(times)
     assert single.n_rows == n_rows
     t0 = time.perf_counter()
     single_dir = fastndcg.evaluate(folder, k=K, per_query=os.path.join(work, "single"))
-    out["single"] = {"best_s": t_single, "per_query_dir_s": time.perf_counter() - t0,
+    out["single"] = {"best_s": t_single, "times_s": times,
+                     "per_query_dir_s": time.perf_counter() - t0,
                      "n_queries": single.n_queries, "mean": single.mean,
                      "numba_threads": numba.get_num_threads()}
     assert_same_answer(single_dir, single, tables=False)
@@ -384,8 +400,9 @@ def measure_dask(size: dict, cache_dir: str, work: str, repeat: int, rows: list,
             first = time.perf_counter() - t0
             say(f"  start-up {fmt_time(startup)}, first (small) evaluation {fmt_time(first)}; "
                 f"timing, best of {repeat} ...")
-            best, report = best_of(fastndcg.dask.evaluate, repeat, folder, client=client, k=K,
-                                   per_query=False)
+            times, report = timed(fastndcg.dask.evaluate, repeat, folder, client=client, k=K,
+                                  per_query=False)
+            best = min(times)
             assert_same_answer(report, single, tables=False)
             t0 = time.perf_counter()
             with_dir = fastndcg.dask.evaluate(folder, client=client, k=K,
@@ -398,7 +415,7 @@ def measure_dask(size: dict, cache_dir: str, work: str, repeat: int, rows: list,
         finally:
             _close(client, cluster)
         out[f"workers_{n_workers}"] = {"startup_s": startup, "first_s": first, "best_s": best,
-                                       "per_query_dir_s": dir_s}
+                                       "times_s": times, "per_query_dir_s": dir_s}
         say(f"  {fmt_time(best)} ({rate(n_rows, best)}); per-query tables equal")
 
     t1, t2 = out["workers_1"]["best_s"], out["workers_2"]["best_s"]
@@ -496,6 +513,15 @@ def main(argv=None) -> int:
              f"{m['memory']}; load average {load_start} at the start, {m['load']} at the end; "
              f"Numba threads {m['numba_threads']}, threading layer {m['threading_layer']}; "
              f"{m['system']}",
+             f"- data: seeded synthetic logs (`fastndcg.synth`; query_id int64, doc_id int64, "
+             f"score float32 rounded to 2 decimals, label int8 0..4); memory: one file, "
+             f"~{size['mean_docs']} rows a query (lengths uniform on "
+             f"1..{2 * size['mean_docs'] - 1}), "
+             f"row groups of {size['row_group_rows']:,} rows; Dask: the first "
+             f"{fmt_rows(size['split_rows'])} of a log of ~{size['split_mean_docs']}-row queries "
+             f"in {size['split_files']} files cut by row count, row groups of "
+             f"{size['split_row_group_rows']:,} rows; k = {','.join(map(str, K))}, exp2 gain, "
+             f"average ties",
              f"- versions: Python {v['python']}, numpy {v['numpy']}, numba {v['numba']}, "
              f"pyarrow {v['pyarrow']}, dask {v['dask']}, distributed {v['distributed']}, "
              f"fastndcg {v['fastndcg']}",
