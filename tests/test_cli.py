@@ -582,3 +582,27 @@ def test_invalid_option_value_is_usage_error(capsys, bad_files, args, option):
     assert re.search(option.lstrip("-").replace("-", "[-_]"), err), f"{option} not named: {err!r}"
     assert code == 2, (code, err)
     assert not (bad_files / "neg-seed.parquet").exists()
+
+
+# --------------------------------------------------------------------------- on Dask
+
+def test_evaluate_on_a_local_dask_cluster(capsys, log, expected, tmp_path):
+    """--workers N: the same numbers from a LocalCluster of worker processes, the
+    per-query parts written by the workers into the --per-query directory."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "per_query"
+    code, stdout, err = main_inprocess(capsys, "evaluate", log, "--workers", "2", "--format",
+                                       "json", "--quiet", "--per-query", out)
+    assert code == 0, err
+    got = json_line(stdout)
+    assert got["n_queries"] == expected.n_queries and got["n_rows"] == expected.n_rows
+    for name, value in expected.mean.items():
+        assert got[name] == pytest.approx(value, rel=1e-12)
+    parts = sorted(os.listdir(out))
+    assert parts and all(p.startswith("part-") and p.endswith(".parquet") for p in parts)
+    table = pa.concat_tables([pq.read_table(out / p) for p in parts])
+    assert table.equals(expected.per_query)
+    # a file is not a place for the workers' parts
+    code, stdout, err = main_inprocess(capsys, "evaluate", log, "--workers", "2",
+                                       "--per-query", tmp_path / "x.csv")
+    assert code == 2 and "directory" in err and stdout == ""
