@@ -237,7 +237,10 @@ def test_evaluate_renamed_columns(capsys, bad_files, expected):
     assert (code, err) == (0, "")
     got = json_line(out)
     assert got["n_queries"] == expected.n_queries
-    assert {k: got[k] for k in expected.mean} == expected.mean
+    # renamed.parquet has other row groups than the log, so the per-query values
+    # (bit-identical) are summed in other groups: means agree to 1e-12, the contract
+    for name, value in expected.mean.items():
+        assert got[name] == pytest.approx(value, rel=1e-12, abs=0), name
 
 
 @pytest.mark.parametrize("ext", [".parquet", ".csv"])
