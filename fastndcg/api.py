@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _core as C
 from . import _kernels as K
+from .presets import resolve
 
 ArrayLike = Any
 Cutoff = Union[int, None, Sequence[int]]
@@ -118,8 +119,9 @@ def _shape(values: np.ndarray, multi: bool) -> np.ndarray:
     return values if multi else np.ascontiguousarray(values[:, 0])
 
 
-def _prepare(scores, labels, offsets, query_ids, gain, ties, log_base, nan_scores,
-             negative_labels, k):
+def _prepare(scores, labels, offsets, query_ids, k, options: dict):
+    gain, ties, log_base = options["gain"], options["ties"], options["log_base"]
+    nan_scores, negative_labels = options["nan_scores"], options["negative_labels"]
     cutoffs, multi = C.parse_cutoffs(k)
     gain_spec = C.parse_gain(gain)
     if ties == "trec":
@@ -130,7 +132,10 @@ def _prepare(scores, labels, offsets, query_ids, gain, ties, log_base, nan_score
     base = C.parse_log_base(log_base)
     C.check_choice("nan_scores", nan_scores, C.NAN_SCORES)
     C.check_choice("negative_labels", negative_labels, C.NEGATIVE_LABELS)
-    batch = _group(_column(scores, "scores"), _column(labels, "labels"), offsets, query_ids)
+    scores = _column(scores, "scores")
+    if options["score_precision"] == "float32" and scores.dtype != np.float32:
+        scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
+    batch = _group(scores, _column(labels, "labels"), offsets, query_ids)
     info = C.check_values(batch, gain_spec, nan_scores, negative_labels)
     return batch, cutoffs, multi, gain_spec, tmode, base, info
 
@@ -138,9 +143,10 @@ def _prepare(scores, labels, offsets, query_ids, gain, ties, log_base, nan_score
 # --------------------------------------------------------------------------- public API
 
 def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,
-         query_ids: ArrayLike | None = None, k: Cutoff = 10, gain="exp2",
-         ties: str = "average", log_base: float = 2.0, zero_idcg: str = "zero",
-         nan_scores: str = "error", negative_labels: str = "error") -> np.ndarray:
+         query_ids: ArrayLike | None = None, k: Cutoff = 10, gain=None,
+         ties: str | None = None, log_base: float | None = None, zero_idcg: str | None = None,
+         nan_scores: str | None = None, negative_labels: str | None = None,
+         score_precision: str | None = None, preset: str | None = None) -> np.ndarray:
     """NDCG@k of every query of a ragged batch.
 
     Parameters
@@ -154,13 +160,20 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
         ``pandas.unique(query_ids)``). With neither, all rows are one query.
     k : cutoff (int >= 1), None for the whole list, or a sequence of cutoffs
         (all computed in one pass).
-    gain : "exp2" (2**r - 1), "linear" (r) or a table ``gain[r]`` for integer labels.
-    ties : "average" (tie-aware, as scikit-learn), "stable" (input order wins, as
-        LightGBM), "optimistic" / "pessimistic" (highest / lowest gain first).
-    log_base : discount base b > 1: 1 / log_b(rank + 1).
-    zero_idcg : result when IDCG@k is 0: "zero", "one", "nan" or "error".
-    nan_scores : "error" or "last" (NaN ranks below every number, NaNs tied).
-    negative_labels : "error", "zero" (treated as 0) or "keep".
+    gain : "exp2" (2**r - 1; the default), "linear" (r) or a table ``gain[r]`` for
+        integer labels.
+    ties : "average" (tie-aware, as scikit-learn; the default), "stable" (input
+        order wins, as LightGBM), "optimistic" / "pessimistic" (highest / lowest
+        gain first).
+    log_base : discount base b > 1: 1 / log_b(rank + 1) (default 2).
+    zero_idcg : result when IDCG@k is 0: "zero" (default), "one", "nan" or "error".
+    nan_scores : "error" (default) or "last" (NaN ranks below every number, tied).
+    negative_labels : "error" (default), "zero" (treated as 0) or "keep".
+    score_precision : "float64" (default: scores compared as given) or "float32"
+        (rounded to 32-bit floats first, as pytrec_eval does).
+    preset : a tool's semantics by name: "sklearn", "lightgbm", "xgboost",
+        "xgboost-" (see :mod:`fastndcg.presets`); options given explicitly
+        override it.
 
     Returns
     -------
@@ -174,10 +187,12 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     array([[1.        , 0.98197022],
            [1.        , 1.        ]])
     """
-    C.check_choice("zero_idcg", zero_idcg, C.ZERO_IDCG)
+    options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
+                      zero_idcg=zero_idcg, nan_scores=nan_scores,
+                      negative_labels=negative_labels, score_precision=score_precision)
+    zero_idcg = C.check_choice("zero_idcg", options["zero_idcg"], C.ZERO_IDCG)
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, gain, ties, log_base, nan_scores,
-        negative_labels, k)
+        scores, labels, offsets, query_ids, k, options)
     dcg_v, idcg_v = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
     C.check_finite(idcg_v, batch, "IDCG")
     C.check_finite(dcg_v, batch, "DCG")
@@ -185,9 +200,10 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
 
 
 def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,
-        query_ids: ArrayLike | None = None, k: Cutoff = 10, gain="exp2",
-        ties: str = "average", log_base: float = 2.0, nan_scores: str = "error",
-        negative_labels: str = "error") -> np.ndarray:
+        query_ids: ArrayLike | None = None, k: Cutoff = 10, gain=None,
+        ties: str | None = None, log_base: float | None = None, nan_scores: str | None = None,
+        negative_labels: str | None = None, score_precision: str | None = None,
+        preset: str | None = None) -> np.ndarray:
     """DCG@k of every query; arguments as :func:`ndcg` (without ``zero_idcg``).
 
     Example
@@ -196,9 +212,11 @@ def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, 
     >>> fastndcg.dcg([0.9, 0.3, 0.3], [2, 0, 1], k=None, gain="linear")
     array([2.56546488])
     """
+    options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
+                      nan_scores=nan_scores, negative_labels=negative_labels,
+                      score_precision=score_precision)
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, gain, ties, log_base, nan_scores,
-        negative_labels, k)
+        scores, labels, offsets, query_ids, k, options)
     dcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, False)
     C.check_finite(dcg_v, batch, "DCG")
     return _shape(dcg_v, multi)

@@ -17,6 +17,8 @@ import time
 from typing import Sequence
 
 _PROG = "fastndcg"
+# the preset names, without importing the package's numeric modules for --help
+PRESET_NAMES = ("trec_eval", "pytrec_eval", "sklearn", "lightgbm", "xgboost", "xgboost-")
 
 
 class _UsageError(Exception):
@@ -84,14 +86,24 @@ def _parser() -> _Parser:
     ev.add_argument("--qrels", help="judgments: TREC qrels file (qid iter docno rel) or Parquet")
     ev.add_argument("-k", type=_cutoffs, default=[1, 3, 5, 10],
                     help="cutoffs, comma-separated, or 'all' (default 1,3,5,10)")
-    ev.add_argument("--gain", type=_gain, default="exp2",
+    ev.add_argument("--preset", choices=list(PRESET_NAMES),
+                    help="a tool's NDCG semantics (gain, ties, zero IDCG, negative labels, "
+                         "score precision); options given next to it override it")
+    ev.add_argument("--gain", type=_gain, default=None,
                     help="exp2 (2^label - 1), linear, or a table such as 0,1,3,7 (default exp2)")
-    ev.add_argument("--ties", default="average",
-                    choices=["average", "stable", "optimistic", "pessimistic", "trec"])
-    ev.add_argument("--zero-idcg", default="zero", choices=["zero", "one", "nan", "error"])
-    ev.add_argument("--log-base", type=float, default=2.0)
-    ev.add_argument("--nan-scores", default="error", choices=["error", "last"])
-    ev.add_argument("--negative-labels", default="error", choices=["error", "zero", "keep"])
+    ev.add_argument("--ties", default=None,
+                    choices=["average", "stable", "optimistic", "pessimistic", "trec"],
+                    help="default average")
+    ev.add_argument("--zero-idcg", default=None, choices=["zero", "one", "nan", "error"],
+                    help="default zero")
+    ev.add_argument("--log-base", type=float, default=None, help="default 2")
+    ev.add_argument("--nan-scores", default=None, choices=["error", "last"],
+                    help="default error")
+    ev.add_argument("--negative-labels", default=None, choices=["error", "zero", "keep"],
+                    help="default error")
+    ev.add_argument("--score-precision", default=None, choices=["float64", "float32"],
+                    help="compare scores as given (float64, default) or rounded to float32 "
+                         "(pytrec_eval, trec_eval 9.x)")
     ev.add_argument("--complete", action="store_true",
                     help="score judged queries missing from the run as 0 (trec_eval -c)")
     ev.add_argument("--query-col", default="query_id")
@@ -144,7 +156,8 @@ def _evaluate(args) -> int:
                       score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
                       ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
                       nan_scores=args.nan_scores, negative_labels=args.negative_labels,
-                      complete=args.complete, batch_rows=1 << 20)
+                      complete=args.complete, batch_rows=1 << 20,
+                      score_precision=args.score_precision, preset=args.preset)
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
@@ -163,7 +176,8 @@ def _evaluate(args) -> int:
                    score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
                    ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
                    nan_scores=args.nan_scores, negative_labels=args.negative_labels,
-                   complete=args.complete, per_query=args.per_query or False)
+                   complete=args.complete, per_query=args.per_query or False,
+                   score_precision=args.score_precision, preset=args.preset)
     if distributed:
         report = _evaluate_on_dask(args, options)
     else:

@@ -444,9 +444,10 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
 def evaluate(source, *, client=None, workers: int | None = None, per_query=None, qrels=None,
              query: str = "query_id", doc: str = "doc_id", score: str = "score",
              label: str = "label", k: int | None | Sequence[int] = (1, 3, 5, 10),
-             gain="exp2", ties: str = "average", log_base: float = 2.0,
-             zero_idcg: str = "zero", nan_scores: str = "error",
-             negative_labels: str = "error", complete: bool = False,
+             gain=None, ties: str | None = None, log_base: float | None = None,
+             zero_idcg: str | None = None, nan_scores: str | None = None,
+             negative_labels: str | None = None, complete: bool = False,
+             score_precision: str | None = None, preset: str | None = None,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
              progress: bool = False) -> Report:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.

@@ -60,9 +60,10 @@ def open_run(source, opts: Options, roles: dict, batch_rows: int) -> io.Source:
 
 def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id",
              score: str = "score", label: str = "label", k: int | None | Sequence[int] = (1, 3, 5, 10),
-             gain="exp2", ties: str = "average", log_base: float = 2.0,
-             zero_idcg: str = "zero", nan_scores: str = "error",
-             negative_labels: str = "error", complete: bool = False, per_query=None,
+             gain=None, ties: str | None = None, log_base: float | None = None,
+             zero_idcg: str | None = None, nan_scores: str | None = None,
+             negative_labels: str | None = None, complete: bool = False,
+             score_precision: str | None = None, preset: str | None = None, per_query=None,
              progress: bool = False, batch_rows: int = 1 << 20) -> Report:
     """NDCG@k of every query of a search log, streamed in record batches.
 
@@ -78,9 +79,12 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
         query, run queries without judgments are left out (``n_unjudged``).
     query, doc, score, label : column names. ``doc`` is read in qrels mode and
         for ``ties="trec"``; ``label`` is not read from a run in qrels mode.
-    k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels : as
-        :func:`fastndcg.ndcg`; ``ties="trec"`` (score descending, then document id
-        descending as strings) is trec_eval's rule and needs document ids.
+    k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels, score_precision :
+        as :func:`fastndcg.ndcg`; ``ties="trec"`` (score descending, then document
+        id descending as strings) is trec_eval's rule and needs document ids.
+    preset : a tool's semantics by name: "trec_eval", "pytrec_eval", "sklearn",
+        "lightgbm", "xgboost", "xgboost-" (see :mod:`fastndcg.presets`); options
+        given explicitly override it.
     complete : qrels mode: score judged queries missing from the run as 0
         (trec_eval ``-c``); by default they are left out and counted (``n_missing``).
     per_query : ``None`` (default) keeps the per-query table in memory; a path

@@ -23,6 +23,7 @@ from . import _kernels as K
 from ._arrow import numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
+from .presets import resolve
 from .report import PartWriter, Totals
 
 __all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
@@ -47,17 +48,28 @@ class Options:
     label: str = "label"
     complete: bool = False
     qrels_mode: bool = False
+    score_precision: str = "float64"
+    preset: str | None = None
 
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
-                "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows")
+                "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
+                "score_precision", "preset")
 
 
-def check_options(*, qrels, query, doc, score, label, k, gain, ties, log_base, zero_idcg,
-                  nan_scores, negative_labels, complete, batch_rows) -> tuple[Options, dict]:
+def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
+                  zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
+                  batch_rows=1 << 20, score_precision=None, preset=None
+                  ) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). The command line calls it first, to tell
-    usage errors (exit 2) from bad data (exit 1)."""
+    usage errors (exit 2) from bad data (exit 1). Semantic options left None come
+    from ``preset`` (:mod:`fastndcg.presets`), else fastndcg's defaults."""
+    sem = resolve(preset, "log" if qrels is None else "qrels", gain=gain, ties=ties,
+                  log_base=log_base, zero_idcg=zero_idcg, nan_scores=nan_scores,
+                  negative_labels=negative_labels, score_precision=score_precision)
+    gain, ties, log_base = sem["gain"], sem["ties"], sem["log_base"]
+    zero_idcg, nan_scores, negative_labels = sem["zero_idcg"], sem["nan_scores"], sem["negative_labels"]
     cutoffs, _ = C.parse_cutoffs(k)
     gain_spec = C.parse_gain(gain)
     ties = C.check_choice("ties", ties, (*C.TIES, "trec"))
@@ -90,7 +102,8 @@ def check_options(*, qrels, query, doc, score, label, k, gain, ties, log_base, z
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
     opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
-                   negative_labels, query, doc, score, label, complete, qrels is not None)
+                   negative_labels, query, doc, score, label, complete, qrels is not None,
+                   sem["score_precision"], preset)
     return opts, roles
 
 
@@ -114,6 +127,8 @@ class Scorer:
     def score_chunk(self, chunk: Chunk) -> Scored:
         opts = self.opts
         scores = numbers(chunk.table.column(opts.score), C.WIDEN_SCORES)
+        if opts.score_precision == "float32" and scores.dtype != np.float32:
+            scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
         ideal = info_override = judged_q = order = None
         if self.qrels is None:
             labels = numbers(chunk.table.column(opts.label), C.WIDEN_LABELS)

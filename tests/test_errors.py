@@ -169,7 +169,6 @@ def test_unknown_gain_name(func):
 
 @pytest.mark.parametrize("name,value,valid", [
     ("ties", "random", "'average', 'stable', 'optimistic', 'pessimistic'"),
-    ("ties", None, "'average', 'stable', 'optimistic', 'pessimistic'"),
     ("zero_idcg", "inf", "'zero', 'one', 'nan', 'error'"),
     ("zero_idcg", 0, "'zero', 'one', 'nan', 'error'"),
     ("nan_scores", "first", "'error', 'last'"),
@@ -178,6 +177,19 @@ def test_unknown_gain_name(func):
 def test_unknown_option_name(name, value, valid):
     with pytest.raises(ValueError, match=esc(f"{name} must be one of {valid}; got {value!r}")):
         fastndcg.ndcg(S, L, O, **{name: value})
+
+
+def test_none_means_the_default():
+    """Semantic options left None take the preset's value, else the documented default."""
+    plain = fastndcg.ndcg(S, L, O, k=[1, 3])
+    spelled = fastndcg.ndcg(S, L, O, k=[1, 3], gain="exp2", ties="average", log_base=2.0,
+                            zero_idcg="zero", nan_scores="error", negative_labels="error",
+                            score_precision="float64")
+    nones = fastndcg.ndcg(S, L, O, k=[1, 3], gain=None, ties=None, log_base=None,
+                          zero_idcg=None, nan_scores=None, negative_labels=None,
+                          score_precision=None, preset=None)
+    np.testing.assert_array_equal(plain, spelled)
+    np.testing.assert_array_equal(plain, nones)
 
 
 @pytest.mark.parametrize("name,value", [("nan_scores", "first"), ("ties", "Average"),
@@ -316,7 +328,7 @@ def test_log_base_out_of_range(base):
 
 
 @pytest.mark.parametrize("base,shown", [("2", "'2' (str)"), (True, "True (bool)"),
-                                        (None, "None (NoneType)")])
+                                        ([2], "[2] (list)")])
 def test_log_base_wrong_type(base, shown):
     with pytest.raises(TypeError, match=esc(f"log_base must be a real number > 1, got {shown}")):
         fastndcg.dcg(S, L, O, log_base=base)
@@ -446,7 +458,7 @@ def test_exp2_gains_that_overflow_when_summed_are_an_error_not_nan():
         fastndcg.idcg([1023, 1023, 1023])
 
 
-@pytest.mark.parametrize("gain", [None, 2, 2.5])
+@pytest.mark.parametrize("gain", [2, 2.5, b"exp2"])
 def test_gain_that_is_neither_a_name_nor_a_table(gain):
     with pytest.raises(TypeError, match=r"gain must be 'exp2', 'linear' or a 1-D table.*got "
                                         + re.escape(repr(gain))):
