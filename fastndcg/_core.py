@@ -60,7 +60,7 @@ def check_choice(name: str, value, choices) -> str:
 def parse_cutoffs(k) -> tuple[list, bool]:
     """Validated cutoffs as a list (None = whole list) and whether k was a sequence."""
     def one(v, where):
-        if v is None and where == "k":
+        if v is None:  # the whole list (also inside a list: trec_eval's -m ndcg -m ndcg_cut)
             return None
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
             if where == "k":
@@ -68,8 +68,7 @@ def parse_cutoffs(k) -> tuple[list, bool]:
                                 f"({type(v).__name__}); for several cutoffs pass a list such "
                                 f"as k=[1, 3, 5, 10]")
             raise TypeError(f"{where} must be an int >= 1, got {v!r} ({type(v).__name__}); a "
-                            f"list of cutoffs holds ints only (k=None alone means the whole "
-                            f"list)")
+                            f"list of cutoffs holds ints (and None for the whole list)")
         if v < 1:
             raise ValueError(f"{where} must be >= 1, got {int(v)}; pass a positive cutoff "
                              f"such as k=10, or k=None for the whole list")

@@ -84,8 +84,12 @@ def _parser() -> _Parser:
                                     "directory or glob) or of a run (TREC or Parquet) with --qrels.")
     ev.add_argument("source", help="Parquet file, directory or glob; with --qrels also a TREC run")
     ev.add_argument("--qrels", help="judgments: TREC qrels file (qid iter docno rel) or Parquet")
-    ev.add_argument("-k", type=_cutoffs, default=[1, 3, 5, 10],
+    ev.add_argument("-k", type=_cutoffs, default=None,
                     help="cutoffs, comma-separated, or 'all' (default 1,3,5,10)")
+    ev.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                    help="cutoffs (and gain) named as trec_eval does (-m ndcg_cut.5,10, "
+                         "-m ndcg) or as ir_measures does (-m nDCG@10); repeatable; "
+                         "instead of -k")
     ev.add_argument("--preset", choices=list(PRESET_NAMES),
                     help="a tool's NDCG semantics (gain, ties, zero IDCG, negative labels, "
                          "score precision); options given next to it override it")
@@ -148,16 +152,27 @@ def _show_progress(args) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
+def _k(args):
+    """-k as given; else evaluate's default cutoffs (the very object, so that -m works)."""
+    if args.k is not None:
+        return args.k
+    from .presets import DEFAULT_K
+    return DEFAULT_K
+
+
 def _evaluate(args) -> int:
     from .evaluate import check_options, evaluate
 
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
+        if args.k is not None and args.measure:
+            raise ValueError("give the cutoffs once: -k or -m/--measure, not both")
         check_options(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
-                      score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
+                      score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
                       ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
                       nan_scores=args.nan_scores, negative_labels=args.negative_labels,
                       complete=args.complete, batch_rows=1 << 20,
-                      score_precision=args.score_precision, preset=args.preset)
+                      score_precision=args.score_precision, preset=args.preset,
+                      measure=args.measure)
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
@@ -173,11 +188,12 @@ def _evaluate(args) -> int:
             what = "a directory" if distributed else "a .parquet or .csv file, or a directory"
             raise _UsageError(f"--per-query must name {what}, got {args.per_query!r}")
     options = dict(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
-                   score=args.score_col, label=args.label_col, k=args.k, gain=args.gain,
+                   score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
                    ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
                    nan_scores=args.nan_scores, negative_labels=args.negative_labels,
                    complete=args.complete, per_query=args.per_query or False,
-                   score_precision=args.score_precision, preset=args.preset)
+                   score_precision=args.score_precision, preset=args.preset,
+                   measure=args.measure)
     if distributed:
         report = _evaluate_on_dask(args, options)
     else:

@@ -57,6 +57,7 @@ import pyarrow as pa
 
 from . import io
 from .chunks import regroup
+from .presets import DEFAULT_K
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
                         score_partition, sorted_before)
 from .qrels import Qrels, load_qrels
@@ -443,11 +444,12 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
 
 def evaluate(source, *, client=None, workers: int | None = None, per_query=None, qrels=None,
              query: str = "query_id", doc: str = "doc_id", score: str = "score",
-             label: str = "label", k: int | None | Sequence[int] = (1, 3, 5, 10),
+             label: str = "label", k: int | None | Sequence[int] = DEFAULT_K,
              gain=None, ties: str | None = None, log_base: float | None = None,
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
+             measure=None,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
              progress: bool = False) -> Report:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from . import io
 from ._progress import Progress
+from .presets import DEFAULT_K
 from .partition import OPTION_NAMES, Options, Scorer, check_options, score_partition
 from .qrels import Qrels, load_qrels
 from .report import Output, PartWriter, Report, Totals, result_schema
@@ -59,11 +60,12 @@ def open_run(source, opts: Options, roles: dict, batch_rows: int) -> io.Source:
 
 
 def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id",
-             score: str = "score", label: str = "label", k: int | None | Sequence[int] = (1, 3, 5, 10),
+             score: str = "score", label: str = "label", k: int | None | Sequence[int] = DEFAULT_K,
              gain=None, ties: str | None = None, log_base: float | None = None,
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
-             score_precision: str | None = None, preset: str | None = None, per_query=None,
+             score_precision: str | None = None, preset: str | None = None,
+             measure=None, per_query=None,
              progress: bool = False, batch_rows: int = 1 << 20) -> Report:
     """NDCG@k of every query of a search log, streamed in record batches.
 
@@ -85,6 +87,11 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     preset : a tool's semantics by name: "trec_eval", "pytrec_eval", "sklearn",
         "lightgbm", "xgboost", "xgboost-" (see :mod:`fastndcg.presets`); options
         given explicitly override it.
+    measure : the cutoffs (and gain) named as trec_eval does (``"ndcg"``,
+        ``"ndcg_cut.5,10"``, ``"ndcg_cut"`` = its default cutoffs) or as
+        ir_measures does (``"nDCG@10"``, ``"nDCG(dcg='exp-log2')@10"``), a name or
+        a list; instead of ``k``. Output columns keep fastndcg's names
+        (``ndcg@10``, ``ndcg``).
     complete : qrels mode: score judged queries missing from the run as 0
         (trec_eval ``-c``); by default they are left out and counted (``n_missing``).
     per_query : ``None`` (default) keeps the per-query table in memory; a path

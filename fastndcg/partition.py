@@ -23,7 +23,7 @@ from . import _kernels as K
 from ._arrow import numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
-from .presets import resolve
+from .presets import DEFAULT_K, parse_measures, resolve
 from .report import PartWriter, Totals
 
 __all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
@@ -54,17 +54,26 @@ class Options:
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
                 "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
-                "score_precision", "preset")
+                "score_precision", "preset", "measure")
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
                   zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
-                  batch_rows=1 << 20, score_precision=None, preset=None
+                  batch_rows=1 << 20, score_precision=None, preset=None, measure=None
                   ) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). The command line calls it first, to tell
     usage errors (exit 2) from bad data (exit 1). Semantic options left None come
-    from ``preset`` (:mod:`fastndcg.presets`), else fastndcg's defaults."""
+    from ``preset`` (:mod:`fastndcg.presets`), else fastndcg's defaults. ``measure``
+    names the cutoffs (and gain) as trec_eval or ir_measures do, instead of ``k``."""
+    if measure is not None:
+        if k is not DEFAULT_K:
+            raise ValueError(f"give the cutoffs once: k={k!r} or measure={measure!r}, not both")
+        k, implied = parse_measures(measure)
+        if gain is not None and not _same_gain(gain, implied):
+            raise ValueError(f"measure {measure!r} means gain={implied!r}, but gain={gain!r} "
+                             f"was given; drop one of them")
+        gain = implied
     sem = resolve(preset, "log" if qrels is None else "qrels", gain=gain, ties=ties,
                   log_base=log_base, zero_idcg=zero_idcg, nan_scores=nan_scores,
                   negative_labels=negative_labels, score_precision=score_precision)
@@ -105,6 +114,15 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
                    negative_labels, query, doc, score, label, complete, qrels is not None,
                    sem["score_precision"], preset)
     return opts, roles
+
+
+def _same_gain(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    try:
+        return list(map(float, a)) == list(map(float, b))
+    except (TypeError, ValueError):
+        return False
 
 
 @dataclass

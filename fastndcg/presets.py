@@ -40,13 +40,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "Preset", "resolve", "DEFAULTS", "SEMANTIC_OPTIONS"]
+__all__ = ["PRESETS", "Preset", "resolve", "DEFAULTS", "SEMANTIC_OPTIONS", "parse_measures",
+           "DEFAULT_K"]
 
 # fastndcg's own defaults, used where neither the caller nor a preset sets an option
 DEFAULTS = {"gain": "exp2", "ties": "average", "log_base": 2.0, "zero_idcg": "zero",
             "nan_scores": "error", "negative_labels": "error", "score_precision": "float64"}
 SEMANTIC_OPTIONS = tuple(DEFAULTS)
 SCORE_PRECISIONS = ("float64", "float32")
+DEFAULT_K = (1, 3, 5, 10)  # evaluate's cutoffs when neither k nor measure is given
 
 
 @dataclass(frozen=True)
@@ -112,3 +114,136 @@ def resolve(preset: str | None, context: str, **given) -> dict:
                          f"'float32' (rounded to 32-bit floats first, as pytrec_eval and "
                          f"trec_eval 9.x do); got {precision!r}")
     return out
+
+
+# --------------------------------------------------------------------------- measure names
+
+# trec_eval's default cutoffs of ndcg_cut (m_ndcg_cut.c)
+TREC_NDCG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_IRM_DCG = {"log2": "linear", "exp-log2": "exp2"}
+
+
+def _measure_error(spec: str, why: str) -> ValueError:
+    return ValueError(
+        f"cannot read measure {spec!r}: {why}. Name NDCG as trec_eval does ('ndcg', "
+        f"'ndcg_cut.5,10', 'ndcg_cut_10') or as ir_measures does ('nDCG', 'nDCG@10', "
+        f"\"nDCG(dcg='exp-log2')@10\")")
+
+
+def _one_measure(spec: str) -> tuple[list, object]:
+    """(cutoffs, gain or None) of one measure name."""
+    import re
+
+    s = spec.strip()
+    m = re.fullmatch(r"ndcg(?:_cut(?:[._]([0-9,\s]+))?)?", s)
+    if m and s.startswith("ndcg"):
+        if s == "ndcg":
+            return [None], "linear"
+        if m.group(1) is None:
+            return list(TREC_NDCG_CUTOFFS), "linear"
+        parts = [p for p in re.split(r"[,\s]+", m.group(1)) if p]
+        if not parts:
+            raise _measure_error(spec, "no cutoff after ndcg_cut.")
+        return [int(p) for p in parts], "linear"
+    m = re.fullmatch(r"nDCG(?:\((.*)\))?(?:@(\d+))?", s)
+    if not m:
+        raise _measure_error(spec, "not an NDCG measure fastndcg knows")
+    gain: object = "linear"
+    if m.group(1):
+        for arg in _split_args(m.group(1), spec):
+            name, _, value = arg.partition("=")
+            name, value = name.strip(), value.strip()
+            if name == "dcg":
+                key = value.strip("'\"")
+                if key not in _IRM_DCG:
+                    raise _measure_error(spec, f"dcg={value} is not one of 'log2', 'exp-log2'")
+                gain = _IRM_DCG[key]
+            elif name == "gains":
+                gain = _gains_table(value, spec)
+            elif name == "cutoff":
+                if m.group(2):
+                    raise _measure_error(spec, "the cutoff is given twice")
+                return [int(value)], gain
+            else:
+                raise _measure_error(spec, f"parameter {name!r} is not supported (only dcg, "
+                                           f"gains and cutoff)")
+    return [None if m.group(2) is None else int(m.group(2))], gain
+
+
+def _split_args(text: str, spec: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    if depth:
+        raise _measure_error(spec, "unbalanced brackets")
+    return out
+
+
+def _gains_table(value: str, spec: str) -> list:
+    import ast
+
+    try:
+        gains = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        raise _measure_error(spec, f"gains={value} is not a dict of label: gain") from None
+    if not isinstance(gains, dict) or not gains or not all(
+            isinstance(k, int) and k >= 0 for k in gains):
+        raise _measure_error(spec, "gains must map labels 0, 1, 2, ... to their gains")
+    table = [0.0] * (max(gains) + 1)
+    for label, g in gains.items():
+        table[label] = float(g)
+    return table
+
+
+def parse_measures(measures) -> tuple[list, object]:
+    """Cutoffs and gain from measure names, trec_eval's or ir_measures': a string
+    (several separated by spaces, or one trec_eval ``ndcg_cut.5,10``) or a list.
+    All measures must agree on the gain.
+
+    >>> parse_measures("ndcg_cut.5,10")
+    ([5, 10], 'linear')
+    >>> parse_measures(["nDCG@10", "nDCG"])
+    ([10, None], 'linear')
+    >>> parse_measures("nDCG(dcg='exp-log2')@3")
+    ([3], 'exp2')
+    """
+    import re
+
+    def split(text: str) -> list[str]:  # on spaces outside brackets
+        return re.findall(r"(?:[^\s(]|\([^)]*\))+", text)
+
+    if isinstance(measures, str):
+        items = split(measures)
+    elif isinstance(measures, (list, tuple)) and all(isinstance(m, str) for m in measures):
+        items = [piece for m in measures for piece in split(m)]
+    else:
+        raise TypeError(f"measure takes a measure name or a list of them (e.g. "
+                        f"'ndcg_cut.5,10' or ['nDCG@10']), got {measures!r}")
+    if not items:
+        raise ValueError("measure is empty; name at least one, e.g. 'ndcg_cut.10'")
+    cutoffs: list = []
+    gains = []
+    for item in items:
+        c, g = _one_measure(item)
+        for v in c:
+            if v is not None and v < 1:
+                raise _measure_error(item, f"cutoff {v} must be >= 1")
+            if v not in cutoffs:
+                cutoffs.append(v)
+        gains.append((item, g))
+    first = gains[0]
+    for item, g in gains[1:]:
+        if g != first[1]:
+            raise ValueError(f"measures {first[0]!r} and {item!r} use different gains; "
+                             f"evaluate them in separate calls")
+    return cutoffs, first[1]

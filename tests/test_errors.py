@@ -137,10 +137,17 @@ def test_k_not_an_int(k, shown):
 
 def test_k_list_with_non_int_names_the_position():
     with pytest.raises(TypeError, match=esc("k[1] must be an int >= 1, got 2.5 (float); a "
-                                            "list of cutoffs holds ints only")):
+                                            "list of cutoffs holds ints (and None")):
         fastndcg.ndcg(S, L, O, k=[1, 2.5])
-    with pytest.raises(TypeError, match=esc("k[0] must be an int >= 1, got None")):
-        fastndcg.ndcg(S, L, O, k=[None])
+    with pytest.raises(TypeError, match=esc("k[0] must be an int >= 1, got '3' (str)")):
+        fastndcg.ndcg(S, L, O, k=["3"])
+
+
+def test_k_list_may_hold_none_for_the_whole_list():
+    """trec_eval's -m ndcg -m ndcg_cut.3 in one pass: None in a list is the whole list."""
+    both = fastndcg.ndcg(S, L, O, k=[None, 3])
+    np.testing.assert_array_equal(both[:, 0], fastndcg.ndcg(S, L, O, k=None))
+    np.testing.assert_array_equal(both[:, 1], fastndcg.ndcg(S, L, O, k=3))
 
 
 def test_k_string():
