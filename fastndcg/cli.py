@@ -21,6 +21,9 @@ _PROG = "fastndcg"
 PRESET_NAMES = ("trec_eval", "pytrec_eval", "sklearn", "lightgbm", "xgboost", "xgboost-")
 
 
+_K_UNSET = object()  # -k not given
+
+
 class _UsageError(Exception):
     pass
 
@@ -84,7 +87,7 @@ def _parser() -> _Parser:
                                     "directory or glob) or of a run (TREC or Parquet) with --qrels.")
     ev.add_argument("source", help="Parquet file, directory or glob; with --qrels also a TREC run")
     ev.add_argument("--qrels", help="judgments: TREC qrels file (qid iter docno rel) or Parquet")
-    ev.add_argument("-k", type=_cutoffs, default=None,
+    ev.add_argument("-k", type=_cutoffs, default=_K_UNSET,
                     help="cutoffs, comma-separated, or 'all' (default 1,3,5,10)")
     ev.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                     help="cutoffs (and gain) named as trec_eval does (-m ndcg_cut.5,10, "
@@ -114,6 +117,9 @@ def _parser() -> _Parser:
     ev.add_argument("--doc-col", default="doc_id")
     ev.add_argument("--score-col", default="score")
     ev.add_argument("--label-col", default="label")
+    ev.add_argument("--weight-col", metavar="COLUMN",
+                    help="a column of query weights (constant within a query) for weighted "
+                         "means, e.g. traffic")
     ev.add_argument("--per-query", metavar="OUT",
                     help="stream per-query NDCG to OUT.parquet, OUT.csv or a directory OUT "
                          "of Parquet parts (default: means only, nothing kept per query)")
@@ -153,8 +159,9 @@ def _show_progress(args) -> bool:
 
 
 def _k(args):
-    """-k as given; else evaluate's default cutoffs (the very object, so that -m works)."""
-    if args.k is not None:
+    """-k as given ('all' is None); else evaluate's default cutoffs (the very object,
+    so that -m can tell that -k was not given)."""
+    if args.k is not _K_UNSET:
         return args.k
     from .presets import DEFAULT_K
     return DEFAULT_K
@@ -164,7 +171,7 @@ def _evaluate(args) -> int:
     from .evaluate import check_options, evaluate
 
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
-        if args.k is not None and args.measure:
+        if args.k is not _K_UNSET and args.measure:
             raise ValueError("give the cutoffs once: -k or -m/--measure, not both")
         check_options(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
                       score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
@@ -172,7 +179,7 @@ def _evaluate(args) -> int:
                       nan_scores=args.nan_scores, negative_labels=args.negative_labels,
                       complete=args.complete, batch_rows=1 << 20,
                       score_precision=args.score_precision, preset=args.preset,
-                      measure=args.measure)
+                      measure=args.measure, weight=args.weight_col)
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
@@ -193,7 +200,7 @@ def _evaluate(args) -> int:
                    nan_scores=args.nan_scores, negative_labels=args.negative_labels,
                    complete=args.complete, per_query=args.per_query or False,
                    score_precision=args.score_precision, preset=args.preset,
-                   measure=args.measure)
+                   measure=args.measure, weight=args.weight_col)
     if distributed:
         report = _evaluate_on_dask(args, options)
     else:

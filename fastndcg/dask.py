@@ -63,7 +63,7 @@ from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_op
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 from .scattered import Fixed, duplicates_in, patch, rescore
-from .evaluate import id_type, open_run
+from .evaluate import check_weights, id_type, open_run
 
 __all__ = ["evaluate", "WarmKernels"]
 
@@ -306,10 +306,9 @@ def _fragment_totals(piece: _Piece, data, ctx: _Context, qrels: Qrels | None, du
     """Totals of the piece's interior runs of scattered queries (scored as the first
     pass scored them), to be taken out of the means when no results are kept."""
     _set_threads()
-    writer = PartWriter(ctx.result_schema, None, keep=True)
-    score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer, edges=True,
-                    only=dup)
-    return writer.close().totals()
+    writer = PartWriter(ctx.result_schema, None, keep=False)
+    return score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
+                           edges=True, only=dup).totals
 
 
 try:  # the plugin base class, when distributed is installed
@@ -449,7 +448,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
-             measure=None,
+             measure=None, weight: str | None = None,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
              progress: bool = False) -> Report:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.
@@ -512,7 +511,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
                                                      partition_rows, client)
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
-                               opts.names)
+                               opts.names, weight=opts.weight)
     staging = output.staging if output.kind == "path" else None
     ctx = _Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
                    staging)
@@ -533,11 +532,10 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     unjudged = []
     for slot, tables in edges.finish(len(pieces)).items():
         writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
-        total = Totals.empty(opts.names)
+        total = Totals.empty(opts.names, weighted=opts.weight is not None)
         for t in tables:
             s = scorer.score_chunk(regroup(t, opts.query))
-            writer.add(s.ids, s.n_docs, s.values, s.zero)
-            total = total.merge(Totals.of(opts.names, s.values, s.zero, 0))
+            total = total.merge(writer.add(s))
             if s.unjudged is not None:
                 unjudged.append(s.unjudged)
             if s.judged is not None:
@@ -565,9 +563,8 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         if missing is not None and opts.complete:
             slot = 2 * len(pieces) + 1
             writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
-            writer.add(missing.ids, missing.n_docs, missing.values, missing.zero)
+            slot_totals[slot] = writer.add(missing)
             parts[slot] = writer.close()
-            slot_totals[slot] = Totals.of(opts.names, missing.values, missing.zero, 0)
 
     n_scattered = 0
     if not ordered:
@@ -597,14 +594,15 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
                     for t in tables:
                         frag.append(_only(scorer.score_chunk(regroup(t, opts.query)), dup,
                                           opts.names))
-                total = Totals.of(opts.names, fixed.values[fixed.has], fixed.zero[fixed.has], 0)
+                total = Totals.of_rows(opts.names, fixed.whole())
                 for t in frag:
-                    total = _subtract(total, t)
+                    total = total.subtract(t)
                 slot_totals[-1] = total
-    totals = Totals.empty(opts.names)
+    totals = Totals.empty(opts.names, weighted=opts.weight is not None)
     for s in sorted(slot_totals):
         totals = totals.merge(slot_totals[s])
     totals.n_rows = n_rows
+    check_weights(totals, opts)
     per_query = output.commit([parts[s] for s in sorted(parts)])
     n_unjudged = 0
     if unjudged:
@@ -649,12 +647,7 @@ def _only(s, dup: pa.Array, names: list[str]) -> Totals:
     import pyarrow.compute as pc
     ids = s.ids if s.ids.type == dup.type else s.ids.cast(dup.type)
     mask = pc.is_in(ids, value_set=dup).to_numpy(zero_copy_only=False)
-    return Totals.of(names, s.values[mask], s.zero[mask], 0)
-
-
-def _subtract(a: Totals, b: Totals) -> Totals:
-    return Totals(a.names, a.sums - b.sums, a.counts - b.counts, a.n_queries - b.n_queries,
-                  a.n_rows, a.n_zero_idcg - b.n_zero_idcg)
+    return Totals.of_rows(names, s.select(mask))
 
 
 def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals], fixed: Fixed,

@@ -65,7 +65,7 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
-             measure=None, per_query=None,
+             measure=None, weight: str | None = None, per_query=None,
              progress: bool = False, batch_rows: int = 1 << 20) -> Report:
     """NDCG@k of every query of a search log, streamed in record batches.
 
@@ -102,6 +102,9 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
         target is checked before anything is read: it must not be (or be inside,
         or hold) a file the evaluation reads, and it is written only when the
         evaluation succeeds.
+    weight : a column of query weights (constant within a query, finite, >= 0) for
+        weighted means (e.g. traffic); ``per_query`` then carries it. With ``None``
+        every query counts once.
     progress : draw a progress bar with rows/s on stderr.
     batch_rows : rows per record batch read (memory vs. per-batch overhead).
 
@@ -140,7 +143,7 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
 def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
          progress: bool) -> Report:
     schema = result_schema(opts.query, id_type(src.schema, opts.query, judged, opts.complete),
-                           opts.names)
+                           opts.names, weight=opts.weight)
     scorer = Scorer(opts, judged)
     writer = PartWriter(schema, output.part_path(0), keep=output.kind != "none")
     # a one-shot reader cannot be read again to look for repeated ids: note them now
@@ -155,8 +158,7 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
             missing = scorer.missing(result.seen)
             n_missing = 0 if missing is None else len(missing.ids)
             if missing is not None and opts.complete:
-                writer.add(missing.ids, missing.n_docs, missing.values, missing.zero)
-                totals = totals.merge(Totals.of(opts.names, missing.values, missing.zero, 0))
+                totals = totals.merge(writer.add(missing))
     except BaseException:
         writer.abort()
         if spill is not None:
@@ -196,11 +198,20 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
             new_totals.n_rows = totals.n_rows
             totals = new_totals
             n_scattered = len(dup)
+    check_weights(totals, opts)
     per_query = output.commit([part])
     unjudged = 0 if result.unjudged is None else len(result.unjudged)
     return Report(per_query, totals, n_unjudged=unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=judged is not None,
                   source=src.describe, n_scattered=n_scattered, schema=schema)
+
+
+def check_weights(totals: Totals, opts: Options) -> None:
+    """Weighted means need some weight: all-zero weights are an error, not NaN."""
+    if opts.weight is not None and totals.n_queries and not (totals.weights > 0).any():
+        raise ValueError(f"the query weights in column {opts.weight!r} sum to zero over the "
+                         f"{totals.n_queries:,} queries scored, so no weighted mean exists; "
+                         f"check the column")
 
 
 def _run_ids(src: io.Source, query: str):

@@ -104,15 +104,17 @@ _KINDS = {
     "doc": ("document ids", "integers or strings"),
     "score": ("scores", "numbers"),
     "label": ("labels", "numbers"),
+    "weight": ("query weights", "numbers"),
 }
 _OPTIONS = {"query": "query= / --query-col", "doc": "doc= / --doc-col",
-            "score": "score= / --score-col", "label": "label= / --label-col"}
+            "score": "score= / --score-col", "label": "label= / --label-col",
+            "weight": "weight= / --weight-col"}
 
 
 def _type_ok(role: str, t: pa.DataType) -> bool:
     if pa.types.is_dictionary(t):
         t = t.value_type
-    if role in ("score", "label"):
+    if role in ("score", "label", "weight"):
         return pa.types.is_integer(t) or pa.types.is_floating(t)
     return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
             or pa.types.is_binary(t) or pa.types.is_large_binary(t)

@@ -24,7 +24,7 @@ from ._arrow import numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
 from .presets import DEFAULT_K, parse_measures, resolve
-from .report import PartWriter, Totals
+from .report import PartWriter, Rows, Totals
 
 __all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
            "SortCheck", "sorted_before"]
@@ -50,17 +50,18 @@ class Options:
     qrels_mode: bool = False
     score_precision: str = "float64"
     preset: str | None = None
+    weight: str | None = None  # column of per-query weights (weighted means)
 
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
                 "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
-                "score_precision", "preset", "measure")
+                "score_precision", "preset", "measure", "weight")
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
                   zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
-                  batch_rows=1 << 20, score_precision=None, preset=None, measure=None
-                  ) -> tuple[Options, dict]:
+                  batch_rows=1 << 20, score_precision=None, preset=None, measure=None,
+                  weight=None) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). The command line calls it first, to tell
     usage errors (exit 2) from bad data (exit 1). Semantic options left None come
@@ -100,6 +101,12 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     for name, value in (("query", query), ("doc", doc), ("score", score), ("label", label)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    if weight is not None and not isinstance(weight, str):
+        raise TypeError(f"weight must be the name of a column of query weights (str), got "
+                        f"{weight!r}")
+    if weight is not None and complete:
+        raise ValueError("complete=True scores judged queries that are absent from the run, "
+                         "and those have no weight; drop complete or weight")
     roles = {query: "query", score: "score"}
     if qrels is None:
         roles[label] = "label"
@@ -110,9 +117,14 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     if len(roles) < (3 if qrels is not None or ties != "trec" else 4):
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+    if weight is not None:
+        if weight in roles:
+            raise ValueError(f"weight={weight!r} is also the {roles[weight]} column; name the "
+                             f"column of query weights")
+        roles[weight] = "weight"
     opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
                    negative_labels, query, doc, score, label, complete, qrels is not None,
-                   sem["score_precision"], preset)
+                   sem["score_precision"], preset, weight)
     return opts, roles
 
 
@@ -126,11 +138,8 @@ def _same_gain(a, b) -> bool:
 
 
 @dataclass
-class Scored:
-    ids: pa.Array
-    n_docs: np.ndarray
-    values: np.ndarray   # (n_queries, n_cutoffs) NDCG
-    zero: np.ndarray     # IDCG == 0 at some cutoff
+class Scored(Rows):
+    """Per-query results of a chunk, and what qrels mode learnt about its queries."""
     unjudged: pa.Array | None = None
     judged: np.ndarray | None = None  # qrels mode: judged query indices seen
 
@@ -174,6 +183,7 @@ class Scorer:
         C.check_finite(idcg, batch, "IDCG")
         C.check_finite(dcg, batch, "DCG")
         ids, n_docs, unjudged, judged = chunk.ids, np.diff(chunk.offsets), None, None
+        weight = None if opts.weight is None else self._weights(chunk)
         if judged_q is not None:
             keep = judged_q >= 0
             judged = judged_q[keep]
@@ -182,10 +192,31 @@ class Scorer:
                 unjudged = ids.filter(pa.array(~keep))
                 ids, n_docs = ids.filter(pa.array(keep)), n_docs[keep]
                 dcg, idcg = dcg[keep], idcg[keep]
+                weight = None if weight is None else weight[keep]
                 batch = NamedBatch(None, None, None, ids=Names(ids))
         values = C.normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
-        return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), unjudged=unjudged,
-                      judged=judged)
+        return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), weight,
+                      unjudged=unjudged, judged=judged)
+
+    def _weights(self, chunk: Chunk) -> np.ndarray:
+        """Each query's weight: finite, >= 0 and the same on every row of the query."""
+        name = self.opts.weight
+        w = np.asarray(numbers(chunk.table.column(name), {}), np.float64)
+        starts = chunk.offsets[:-1]
+        lo, hi = np.minimum.reduceat(w, starts), np.maximum.reduceat(w, starts)
+        lo_, hi_ = lo.tolist(), hi.tolist()  # plain floats for messages
+        bad = np.flatnonzero(~np.isfinite(lo) | ~np.isfinite(hi) | (lo < 0) | (lo != hi))
+        if len(bad):
+            q = int(bad[0])
+            qid = chunk.ids[q].as_py()
+            if lo[q] != hi[q] and np.isfinite(lo[q]) and np.isfinite(hi[q]):
+                raise ValueError(f"column {name!r} (query weights) varies within query {qid!r} "
+                                 f"({lo_[q]!r} to {hi_[q]!r}); a query has one weight: give "
+                                 f"every row of a query the same value")
+            value = lo_[q] if not np.isfinite(lo[q]) or lo[q] < 0 else hi_[q]
+            raise ValueError(f"column {name!r} (query weights) has {value!r} in query {qid!r}; "
+                             f"weights must be finite numbers >= 0")
+        return lo
 
     def missing(self, seen: np.ndarray) -> Scored | None:
         """Judged queries never seen in the run, scored with an empty ranking (DCG 0)."""
@@ -254,9 +285,6 @@ class PartitionResult:
     extra: dict = field(default_factory=dict)
 
 
-def write_scored(writer: PartWriter, s: Scored) -> Totals:
-    writer.add(s.ids, s.n_docs, s.values, s.zero)
-    return Totals.of(writer.schema.names[2:], s.values, s.zero, 0)
 
 
 def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: PartWriter, *,
@@ -271,7 +299,7 @@ def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: P
     queries, exactly as the first pass scored them). ``row0``: the row number of
     the first row in the whole log (for messages)."""
     opts = scorer.opts
-    totals = Totals.empty(opts.names)
+    totals = Totals.empty(opts.names, weighted=opts.weight is not None)
     check = SortCheck()
     unjudged: list[pa.Array] = []
     seen = None if scorer.qrels is None else np.zeros(scorer.qrels.n_queries, bool)
@@ -287,7 +315,7 @@ def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: P
             if chunk is None:
                 return
         s = scorer.score_chunk(chunk)
-        totals = totals.merge(write_scored(writer, s))
+        totals = totals.merge(writer.add(s))
         if s.unjudged is not None:
             unjudged.append(s.unjudged)
         if s.judged is not None:

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Totals", "Report", "Output", "PartWriter", "Part"]
+__all__ = ["Totals", "Report", "Output", "PartWriter", "Part", "Rows"]
 
 _FLUSH_ROWS = 1 << 16  # per-query rows buffered before a Parquet row group is written
 
@@ -34,12 +34,18 @@ class Totals:
     """Mergeable aggregates of per-query NDCG: sums and counts per cutoff.
 
     ``merge`` adds two together (chunks, parts, Dask partitions); ``mean`` is the
-    sum over the queries with a value (NaN, from ``zero_idcg="nan"``, left out).
+    sum over the queries with a value (NaN, from ``zero_idcg="nan"``, left out),
+    weighted by the query weights when the evaluation has them (``wsums`` /
+    ``weights``: sums of weight x value and of weight, per cutoff).
 
     >>> a = Totals.of(["ndcg@3"], np.array([[0.5], [1.0]]), np.array([False, True]), 7)
     >>> b = Totals.of(["ndcg@3"], np.array([[0.0]]), np.array([False]), 2)
     >>> a.merge(b).mean
     {'ndcg@3': 0.5}
+    >>> w = Totals.of(["ndcg@3"], np.array([[0.5], [1.0]]), np.array([False, False]), 2,
+    ...               weight=np.array([3.0, 1.0]))
+    >>> w.mean
+    {'ndcg@3': 0.625}
     """
     names: list[str]
     sums: np.ndarray
@@ -47,43 +53,143 @@ class Totals:
     n_queries: int = 0
     n_rows: int = 0
     n_zero_idcg: int = 0
+    wsums: np.ndarray | None = None
+    weights: np.ndarray | None = None
 
     @classmethod
-    def empty(cls, names: list[str]) -> "Totals":
-        return cls(list(names), np.zeros(len(names)), np.zeros(len(names), np.int64))
+    def empty(cls, names: list[str], weighted: bool = False) -> "Totals":
+        n = len(names)
+        return cls(list(names), np.zeros(n), np.zeros(n, np.int64),
+                   wsums=np.zeros(n) if weighted else None,
+                   weights=np.zeros(n) if weighted else None)
 
     @classmethod
-    def of(cls, names: list[str], values: np.ndarray, zero: np.ndarray, n_rows: int) -> "Totals":
+    def of(cls, names: list[str], values: np.ndarray, zero: np.ndarray, n_rows: int,
+           weight: np.ndarray | None = None) -> "Totals":
         ok = ~np.isnan(values)
-        return cls(list(names), np.where(ok, values, 0.0).sum(axis=0), ok.sum(axis=0),
-                   len(values), int(n_rows), int(np.count_nonzero(zero)))
+        clean = np.where(ok, values, 0.0)
+        wsums = weights = None
+        if weight is not None:
+            w = np.where(ok, np.asarray(weight, np.float64)[:, None], 0.0)
+            wsums, weights = (clean * w).sum(axis=0), w.sum(axis=0)
+        return cls(list(names), clean.sum(axis=0), ok.sum(axis=0), len(values), int(n_rows),
+                   int(np.count_nonzero(zero)), wsums, weights)
+
+    @classmethod
+    def of_rows(cls, names: list[str], rows) -> "Totals":
+        return cls.of(names, rows.values, rows.zero, 0, rows.weight)
 
     def merge(self, other: "Totals") -> "Totals":
         if self.names != other.names:
             raise ValueError(f"cannot merge totals of {self.names} and {other.names}")
+        weighted = self.wsums is not None or other.wsums is not None
         return Totals(self.names, self.sums + other.sums, self.counts + other.counts,
                       self.n_queries + other.n_queries, self.n_rows + other.n_rows,
-                      self.n_zero_idcg + other.n_zero_idcg)
+                      self.n_zero_idcg + other.n_zero_idcg,
+                      _add(self.wsums, other.wsums) if weighted else None,
+                      _add(self.weights, other.weights) if weighted else None)
+
+    def subtract(self, other: "Totals") -> "Totals":
+        """These totals without those of ``other`` (a subset of their queries)."""
+        weighted = self.wsums is not None
+        return Totals(self.names, self.sums - other.sums, self.counts - other.counts,
+                      self.n_queries - other.n_queries, self.n_rows,
+                      self.n_zero_idcg - other.n_zero_idcg,
+                      _add(self.wsums, -_zero_if_none(other.wsums, self)) if weighted else None,
+                      _add(self.weights, -_zero_if_none(other.weights, self)) if weighted else None)
 
     @property
     def mean(self) -> dict[str, float]:
+        if self.wsums is not None:
+            return {n: (float(s / w) if w else math.nan)
+                    for n, s, w in zip(self.names, self.wsums, self.weights)}
         return {n: (float(s / c) if c else math.nan)
                 for n, s, c in zip(self.names, self.sums, self.counts)}
 
 
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _zero_if_none(a, like: Totals):
+    return np.zeros(len(like.names)) if a is None else a
+
+
 # --------------------------------------------------------------------------- parts
 
-def result_schema(query: str, id_type: pa.DataType, names: list[str]) -> pa.Schema:
-    return pa.schema([(query, id_type), ("n_docs", pa.int64())]
-                     + [(n, pa.float64()) for n in names])
+@dataclass
+class Rows:
+    """Per-query results of some queries, in order: what a part is made of."""
+    ids: pa.Array
+    n_docs: np.ndarray
+    values: np.ndarray                 # (n, n_cutoffs) NDCG
+    zero: np.ndarray                   # IDCG == 0 at some cutoff
+    weight: np.ndarray | None = None   # the query weights, when the evaluation has them
+    extra: dict | None = None          # further columns (name -> array), in schema order
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def select(self, mask: np.ndarray) -> "Rows":
+        arr = pa.array(mask)
+        return Rows(self.ids.filter(arr), self.n_docs[mask], self.values[mask], self.zero[mask],
+                    None if self.weight is None else self.weight[mask],
+                    None if self.extra is None else {k: v[mask] for k, v in self.extra.items()})
 
 
-def result_batch(schema: pa.Schema, ids: pa.Array, n_docs: np.ndarray,
-                 values: np.ndarray) -> pa.RecordBatch:
+_META_VALUES = b"fastndcg.values"
+_META_WEIGHT = b"fastndcg.weight"
+
+
+def result_schema(query: str, id_type: pa.DataType, names: list[str], weight: str | None = None,
+                  extra: list[tuple[str, pa.DataType]] = ()) -> pa.Schema:
+    """The per-query table: id, ``n_docs``, the weight (if any), one float64 column
+    per cutoff, then the explaining columns; its metadata says which is which."""
+    fields = [(query, id_type), ("n_docs", pa.int64())]
+    if weight is not None:
+        fields.append((weight, pa.float64()))
+    fields += [(n, pa.float64()) for n in names] + list(extra)
+    return pa.schema(fields, metadata={_META_VALUES: "\x1f".join(names).encode(),
+                                       _META_WEIGHT: (weight or "").encode()})
+
+
+def value_names(schema: pa.Schema) -> list[str]:
+    raw = (schema.metadata or {}).get(_META_VALUES, b"")
+    return raw.decode().split("\x1f") if raw else []
+
+
+def weight_name(schema: pa.Schema) -> str | None:
+    return ((schema.metadata or {}).get(_META_WEIGHT, b"") or b"").decode() or None
+
+
+def rows_of(batch: pa.RecordBatch, zero: np.ndarray, schema: pa.Schema) -> Rows:
+    """A batch of a part decoded back into :class:`Rows`."""
+    names, weight = value_names(schema), weight_name(schema)
+    values = (np.column_stack([batch.column(n).to_numpy() for n in names]) if names
+              else np.zeros((batch.num_rows, 0)))
+    fixed = {schema.names[0], "n_docs", *names, *([weight] if weight else [])}
+    extra = {n: batch.column(n).to_numpy(zero_copy_only=False) for n in batch.schema.names
+             if n not in fixed}
+    return Rows(batch.column(0), batch.column("n_docs").to_numpy(), values, zero,
+                None if weight is None else batch.column(weight).to_numpy(), extra or None)
+
+
+def result_batch(schema: pa.Schema, rows: Rows) -> pa.RecordBatch:
+    ids = rows.ids
     if ids.type != schema.field(0).type:
         ids = ids.cast(schema.field(0).type)
-    cols = [ids, pa.array(np.asarray(n_docs, np.int64))]
-    cols += [pa.array(np.ascontiguousarray(values[:, i])) for i in range(values.shape[1])]
+    names = value_names(schema)
+    weight = weight_name(schema)
+    cols = [ids, pa.array(np.asarray(rows.n_docs, np.int64))]
+    if weight is not None:
+        cols.append(pa.array(np.asarray(rows.weight, np.float64)))
+    cols += [pa.array(np.ascontiguousarray(rows.values[:, i])) for i in range(len(names))]
+    for field in list(schema)[len(cols):]:
+        cols.append(pa.array((rows.extra or {})[field.name], field.type))
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
@@ -113,21 +219,15 @@ class Part:
                 zero = np.frombuffer(zf.read(b.num_rows), np.uint8).astype(bool)
                 yield b, zero
 
+    def iter_rows(self) -> Iterator[Rows]:
+        for b, zero in self.iter_batches():
+            yield rows_of(b, zero, self.schema)
+
     def table(self) -> pa.Table:
         if self.path is None:
             return pa.Table.from_batches(self.batches or [], schema=self.schema)
         import pyarrow.parquet as pq
         return pq.read_table(self.path)
-
-    def totals(self, n_rows: int = 0) -> Totals:
-        names = self.schema.names[2:]
-        total = Totals.empty(names)
-        for b, zero in self.iter_batches():
-            values = np.column_stack([b.column(i).to_numpy() for i in range(2, b.num_columns)]) \
-                if names else np.zeros((b.num_rows, 0))
-            total = total.merge(Totals.of(names, values, zero, 0))
-        total.n_rows = n_rows
-        return total
 
     def remove(self) -> None:
         for p in (self.path, self.zero_path):
@@ -138,10 +238,11 @@ class Part:
 class PartWriter:
     """Writes per-query results as they come: to ``path`` (Parquet, row groups of
     64k queries or more) or, with ``path=None``, to memory; ``keep=False`` keeps
-    nothing (only the count)."""
+    nothing (only the count). :meth:`add` returns the rows' :class:`Totals`."""
 
     def __init__(self, schema: pa.Schema, path: str | None = None, keep: bool = True) -> None:
         self.schema = schema
+        self.names = value_names(schema)
         self.path = path
         self.keep = keep
         self.n_rows = 0
@@ -158,24 +259,20 @@ class PartWriter:
             self._writer = pq.ParquetWriter(self._tmp, schema, compression="snappy")
             self._zf = open(self._tmp + ".zero", "wb")
 
-    def add(self, ids: pa.Array, n_docs: np.ndarray, values: np.ndarray, zero: np.ndarray) -> None:
-        n = len(ids)
+    def add(self, rows: Rows) -> Totals:
+        n = len(rows)
+        total = Totals.of_rows(self.names, rows)
         if not n:
-            return
+            return total
         self.n_rows += n
         if not self.keep:
-            return
-        self._pending.append(result_batch(self.schema, ids, n_docs, values))
-        self._zero.append(np.asarray(zero, bool))
+            return total
+        self._pending.append(result_batch(self.schema, rows))
+        self._zero.append(np.asarray(rows.zero, bool))
         self._pending_rows += n
         if self._writer is not None and self._pending_rows >= _FLUSH_ROWS:
             self._flush()
-
-    def add_batch(self, batch: pa.RecordBatch, zero: np.ndarray) -> None:
-        if batch.num_rows:
-            self.add(batch.column(0), batch.column(1).to_numpy(),
-                     np.column_stack([batch.column(i).to_numpy() for i in range(2, batch.num_columns)])
-                     if batch.num_columns > 2 else np.zeros((batch.num_rows, 0)), zero)
+        return total
 
     def _flush(self) -> None:
         if not self._pending:

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from ._arrow import concat_ids, id_hash, plain_ids
 from .chunks import regroup
-from .report import Part, PartWriter, Totals
+from .report import Part, PartWriter, Rows, Totals, weight_name
 
 __all__ = ["IdSpill", "rescore", "patch", "Fixed", "duplicates_in"]
 
@@ -151,6 +151,8 @@ class Fixed:
         self.n_docs = np.zeros(n, np.int64)
         self.values = np.zeros((n, n_cutoffs))
         self.zero = np.zeros(n, bool)
+        self.weight = None
+        self.extra = None
         for s in scored:
             if not len(s.ids):
                 continue
@@ -160,6 +162,23 @@ class Fixed:
             self.n_docs[at] = s.n_docs
             self.values[at] = s.values
             self.zero[at] = s.zero
+            if s.weight is not None:
+                if self.weight is None:
+                    self.weight = np.zeros(n)
+                self.weight[at] = s.weight
+            for name, col in (s.extra or {}).items():
+                if self.extra is None:
+                    self.extra = {}
+                if name not in self.extra:
+                    self.extra[name] = np.zeros(n, col.dtype)
+                self.extra[name][at] = col
+
+    def whole(self) -> Rows:
+        """The whole-query results that exist, as rows."""
+        mask = self.has
+        return Rows(self.dup_ids.filter(pa.array(mask)), self.n_docs[mask], self.values[mask],
+                    self.zero[mask], None if self.weight is None else self.weight[mask],
+                    None if self.extra is None else {k: v[mask] for k, v in self.extra.items()})
 
 
 def rescore(batches: Iterable[pa.RecordBatch], query: str, dup_ids: pa.Array, scorer,
@@ -230,33 +249,34 @@ def patch(part: Part, writer: PartWriter, fixed: Fixed, home: np.ndarray | None 
     replaced by its whole result and its other fragments dropped. ``home[i]``:
     whether this part holds the first appearance of ``fixed.dup_ids[i]`` (default:
     all, for a log in one part). Returns the totals of what was written."""
-    names = part.schema.names[2:]
     home = np.ones(len(fixed.dup_ids), bool) if home is None else home
     done = ~(home & fixed.has)  # a first appearance still to write
-    total = Totals.empty(names)
-    for batch, zero in part.iter_batches():
-        ids = batch.column(0)
-        if ids.type != fixed.dup_ids.type:
-            ids = ids.cast(fixed.dup_ids.type)
+    total = Totals.empty(writer.names, weighted=weight_name(part.schema) is not None)
+    for rows in part.iter_rows():
+        ids = rows.ids if rows.ids.type == fixed.dup_ids.type else rows.ids.cast(fixed.dup_ids.type)
         at = pc.index_in(ids, value_set=fixed.dup_ids).fill_null(-1)
         at = at.to_numpy(zero_copy_only=False).astype(np.int64)
-        n_docs = batch.column(1).to_numpy().copy()
-        values = (np.column_stack([batch.column(i).to_numpy() for i in range(2, batch.num_columns)])
-                  if names else np.zeros((batch.num_rows, 0)))
-        zero = zero.copy()
         keep = at < 0
-        rows = np.flatnonzero(~keep)
-        rows = rows[~done[at[rows]]]
+        where = np.flatnonzero(~keep)
+        where = where[~done[at[where]]]
         # the first row of each scattered query still to write takes its whole result
-        _, first = np.unique(at[rows], return_index=True)
-        rows = rows[first]
-        i = at[rows]
+        _, first = np.unique(at[where], return_index=True)
+        where = where[first]
+        i = at[where]
         done[i] = True
-        keep[rows] = True
-        n_docs[rows], values[rows], zero[rows] = fixed.n_docs[i], fixed.values[i], fixed.zero[i]
-        ids = batch.column(0).filter(pa.array(keep))
-        writer.add(ids, n_docs[keep], values[keep], zero[keep])
-        total = total.merge(Totals.of(names, values[keep], zero[keep], 0))
+        keep[where] = True
+        rows.n_docs = rows.n_docs.copy()
+        rows.values = rows.values.copy()
+        rows.zero = rows.zero.copy()
+        rows.n_docs[where], rows.values[where], rows.zero[where] = (
+            fixed.n_docs[i], fixed.values[i], fixed.zero[i])
+        if rows.weight is not None and fixed.weight is not None:
+            rows.weight = rows.weight.copy()
+            rows.weight[where] = fixed.weight[i]
+        for name in rows.extra or {}:
+            rows.extra[name] = rows.extra[name].copy()
+            rows.extra[name][where] = fixed.extra[name][i]
+        total = total.merge(writer.add(rows.select(keep)))
     return total
 
 
