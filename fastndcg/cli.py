@@ -117,6 +117,9 @@ def _parser() -> _Parser:
     ev.add_argument("--doc-col", default="doc_id")
     ev.add_argument("--score-col", default="score")
     ev.add_argument("--label-col", default="label")
+    ev.add_argument("--explain", nargs="?", const="all", metavar="KINDS",
+                    help="per-query columns explaining each score (with --per-query): all, or "
+                         "some of dcg,idcg,n_relevant,n_judged,judged")
     ev.add_argument("--weight-col", metavar="COLUMN",
                     help="a column of query weights (constant within a query) for weighted "
                          "means, e.g. traffic")
@@ -158,6 +161,12 @@ def _show_progress(args) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
+def _explain(args):
+    if args.explain is None:
+        return False
+    return True if args.explain == "all" else args.explain
+
+
 def _k(args):
     """-k as given ('all' is None); else evaluate's default cutoffs (the very object,
     so that -m can tell that -k was not given)."""
@@ -179,7 +188,8 @@ def _evaluate(args) -> int:
                       nan_scores=args.nan_scores, negative_labels=args.negative_labels,
                       complete=args.complete, batch_rows=1 << 20,
                       score_precision=args.score_precision, preset=args.preset,
-                      measure=args.measure, weight=args.weight_col)
+                      measure=args.measure, weight=args.weight_col,
+                      explain=_explain(args))
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
@@ -200,7 +210,8 @@ def _evaluate(args) -> int:
                    nan_scores=args.nan_scores, negative_labels=args.negative_labels,
                    complete=args.complete, per_query=args.per_query or False,
                    score_precision=args.score_precision, preset=args.preset,
-                   measure=args.measure, weight=args.weight_col)
+                   measure=args.measure, weight=args.weight_col,
+                      explain=_explain(args))
     if distributed:
         report = _evaluate_on_dask(args, options)
     else:

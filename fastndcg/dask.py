@@ -58,6 +58,7 @@ import pyarrow as pa
 from . import io
 from .chunks import regroup
 from .presets import DEFAULT_K
+from .partition import explain_columns
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
                         score_partition, sorted_before)
 from .qrels import Qrels, load_qrels
@@ -448,7 +449,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
-             measure=None, weight: str | None = None,
+             measure=None, weight: str | None = None, explain=False,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
              progress: bool = False) -> Report:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.
@@ -511,7 +512,8 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
                                                      partition_rows, client)
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
-                               opts.names, weight=opts.weight)
+                               opts.names, weight=opts.weight,
+                           extra=explain_columns(opts))
     staging = output.staging if output.kind == "path" else None
     ctx = _Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
                    staging)

@@ -26,6 +26,7 @@ import pyarrow as pa
 from . import io
 from ._progress import Progress
 from .presets import DEFAULT_K
+from .partition import explain_columns
 from .partition import OPTION_NAMES, Options, Scorer, check_options, score_partition
 from .qrels import Qrels, load_qrels
 from .report import Output, PartWriter, Report, Totals, result_schema
@@ -65,7 +66,7 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
-             measure=None, weight: str | None = None, per_query=None,
+             measure=None, weight: str | None = None, explain=False, per_query=None,
              progress: bool = False, batch_rows: int = 1 << 20) -> Report:
     """NDCG@k of every query of a search log, streamed in record batches.
 
@@ -105,6 +106,13 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     weight : a column of query weights (constant within a query, finite, >= 0) for
         weighted means (e.g. traffic); ``per_query`` then carries it. With ``None``
         every query counts once.
+    explain : per-query columns that show why a query scored what it did: True
+        (all that apply) or a list of "dcg" (``dcg@K``), "idcg" (``idcg@K``),
+        "n_relevant" (items with a gain above 0 in the ideal list: in qrels mode,
+        the query's judged documents), and in qrels mode "n_judged" (judged
+        documents of the query) and "judged" (``judged@K``: the fraction of the
+        top min(K, n) ranked documents that have a judgment, ties counted as
+        ``ties`` ranks them).
     progress : draw a progress bar with rows/s on stderr.
     batch_rows : rows per record batch read (memory vs. per-batch overhead).
 
@@ -143,7 +151,8 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
 def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
          progress: bool) -> Report:
     schema = result_schema(opts.query, id_type(src.schema, opts.query, judged, opts.complete),
-                           opts.names, weight=opts.weight)
+                           opts.names, weight=opts.weight,
+                           extra=explain_columns(opts))
     scorer = Scorer(opts, judged)
     writer = PartWriter(schema, output.part_path(0), keep=output.kind != "none")
     # a one-shot reader cannot be read again to look for repeated ids: note them now

@@ -51,17 +51,18 @@ class Options:
     score_precision: str = "float64"
     preset: str | None = None
     weight: str | None = None  # column of per-query weights (weighted means)
+    explain: tuple = ()        # explaining columns: "dcg", "idcg", "n_relevant", ...
 
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
                 "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
-                "score_precision", "preset", "measure", "weight")
+                "score_precision", "preset", "measure", "weight", "explain")
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
                   zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
                   batch_rows=1 << 20, score_precision=None, preset=None, measure=None,
-                  weight=None) -> tuple[Options, dict]:
+                  weight=None, explain=False) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). The command line calls it first, to tell
     usage errors (exit 2) from bad data (exit 1). Semantic options left None come
@@ -117,6 +118,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     if len(roles) < (3 if qrels is not None or ties != "trec" else 4):
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+    explain = parse_explain(explain, qrels is not None)
     if weight is not None:
         if weight in roles:
             raise ValueError(f"weight={weight!r} is also the {roles[weight]} column; name the "
@@ -124,8 +126,106 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
         roles[weight] = "weight"
     opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
                    negative_labels, query, doc, score, label, complete, qrels is not None,
-                   sem["score_precision"], preset, weight)
+                   sem["score_precision"], preset, weight, explain)
     return opts, roles
+
+
+EXPLAIN = ("dcg", "idcg", "n_relevant", "n_judged", "judged")
+_QRELS_ONLY = ("n_judged", "judged")
+
+
+def parse_explain(explain, qrels_mode: bool) -> tuple:
+    """``explain=``: False (none), True (all that apply) or a list of names."""
+    if explain is False or explain is None:
+        return ()
+    if explain is True:
+        return tuple(e for e in EXPLAIN if qrels_mode or e not in _QRELS_ONLY)
+    if isinstance(explain, str):
+        explain = [p.strip() for p in explain.split(",") if p.strip()]
+    if not isinstance(explain, (list, tuple)) or not all(isinstance(e, str) for e in explain):
+        raise TypeError(f"explain takes True, False or a list of column kinds from "
+                        f"{', '.join(EXPLAIN)}; got {explain!r}")
+    for e in explain:
+        if e not in EXPLAIN:
+            raise ValueError(f"explain: unknown column kind {e!r}; choose from "
+                             f"{', '.join(map(repr, EXPLAIN))}")
+        if e in _QRELS_ONLY and not qrels_mode:
+            raise ValueError(f"explain={e!r} describes judgments, so it needs qrels=...; in "
+                             f"list mode every row is judged")
+    return tuple(e for e in EXPLAIN if e in explain)
+
+
+def _col(kind: str, cutoff) -> str:
+    return kind if cutoff is None else f"{kind}@{cutoff}"
+
+
+def explain_columns(opts: "Options") -> list[tuple[str, pa.DataType]]:
+    """(name, type) of the explaining columns, in table order."""
+    cols = []
+    for kind in ("dcg", "idcg"):
+        if kind in opts.explain:
+            cols += [(_col(kind, c), pa.float64()) for c in opts.cutoffs]
+    for kind in ("n_relevant", "n_judged"):
+        if kind in opts.explain:
+            cols.append((kind, pa.int64()))
+    if "judged" in opts.explain:
+        cols += [(_col("judged", c), pa.float64()) for c in opts.cutoffs]
+    return cols
+
+
+def _per_query_sum(offsets: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    c = np.concatenate(([0], np.cumsum(flags, dtype=np.int64)))
+    return c[offsets[1:]] - c[offsets[:-1]]
+
+
+def _positive_gain(labels: np.ndarray, opts: "Options") -> np.ndarray:
+    """Whether each label's gain is above 0 (a relevant item)."""
+    if opts.gain.mode == K.TABLE:
+        idx = np.clip(labels.astype(np.int64), 0, len(opts.gain.table) - 1)
+        return opts.gain.table[idx] > 0
+    return labels > 0
+
+
+def _top_fraction(offsets, scores, flags, labels, opts: "Options") -> np.ndarray:
+    """(n_queries, n_cutoffs): the fraction of each query's top min(K, n) rows that
+    are flagged, ranked as the NDCG is (tied scores: their average for "average",
+    else the tie rule's order)."""
+    n_q = len(offsets) - 1
+    n = len(scores)
+    lengths = np.diff(offsets)
+    qidx = np.repeat(np.arange(n_q), lengths)
+    key = scores.astype(np.float64) if scores.dtype.kind == "f" else scores
+    second = np.zeros(n)
+    if opts.tmode == K.OPTIMISTIC:
+        second = -_gains(labels, opts)
+    elif opts.tmode == K.PESSIMISTIC:
+        second = _gains(labels, opts)
+    order = np.lexsort((np.arange(n), second, -key.astype(np.float64), qidx))
+    ranked = flags[order].astype(np.float64)
+    if opts.tmode == K.AVERAGE and n:
+        s = key[order]
+        q = qidx[order]
+        new = np.concatenate(([True], (s[1:] != s[:-1]) | (q[1:] != q[:-1])))
+        start = np.flatnonzero(new)
+        sizes = np.diff(np.append(start, n))
+        means = np.add.reduceat(ranked, start) / sizes
+        ranked = np.repeat(means, sizes)
+    c = np.concatenate(([0.0], np.cumsum(ranked)))
+    out = np.zeros((n_q, len(opts.cutoffs)))
+    for i, cut in enumerate(opts.cutoffs):
+        top = lengths if cut is None else np.minimum(lengths, cut)
+        got = c[offsets[:-1] + top] - c[offsets[:-1]]
+        out[:, i] = np.divide(got, top, out=np.zeros(n_q), where=top > 0)
+    return out
+
+
+def _gains(labels: np.ndarray, opts: "Options") -> np.ndarray:
+    lab = labels.astype(np.float64)
+    if opts.gain.mode == K.TABLE:
+        return opts.gain.table[lab.astype(np.int64)]
+    if opts.gain.mode == K.EXP2:
+        return np.exp2(lab) - 1
+    return lab
 
 
 def _same_gain(a, b) -> bool:
@@ -184,6 +284,8 @@ class Scorer:
         C.check_finite(dcg, batch, "DCG")
         ids, n_docs, unjudged, judged = chunk.ids, np.diff(chunk.offsets), None, None
         weight = None if opts.weight is None else self._weights(chunk)
+        extra = (self._explain(chunk, scores, labels, dcg, idcg, ideal, order)
+                 if opts.explain else None)
         if judged_q is not None:
             keep = judged_q >= 0
             judged = judged_q[keep]
@@ -194,9 +296,37 @@ class Scorer:
                 dcg, idcg = dcg[keep], idcg[keep]
                 weight = None if weight is None else weight[keep]
                 batch = NamedBatch(None, None, None, ids=Names(ids))
+        if extra is not None and judged_q is not None and not keep.all():
+            extra = {k: v[keep] for k, v in extra.items()}
         values = C.normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
-        return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), weight,
+        return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), weight, extra,
                       unjudged=unjudged, judged=judged)
+
+    def _explain(self, chunk: Chunk, scores, labels, dcg, idcg, ideal, order) -> dict:
+        """The explaining columns of every query of the chunk (before unjudged queries
+        are left out)."""
+        opts = self.opts
+        out: dict = {}
+        names = explain_columns(opts)
+        for i, c in enumerate(opts.cutoffs):
+            if "dcg" in opts.explain:
+                out[_col("dcg", c)] = dcg[:, i]
+            if "idcg" in opts.explain:
+                out[_col("idcg", c)] = idcg[:, i]
+        ioff, ilabels = ((chunk.offsets, labels) if ideal is None
+                         else (ideal.offsets, ideal.labels))
+        if "n_relevant" in opts.explain:
+            out["n_relevant"] = _per_query_sum(ioff, _positive_gain(ilabels, opts))
+        if "n_judged" in opts.explain:
+            out["n_judged"] = np.diff(ioff).astype(np.int64)
+        if "judged" in opts.explain:
+            judged_rows = self.qrels.judged_rows(chunk, opts.query, opts.doc)
+            if opts.ties == "trec":  # the rows were put in trec order above
+                judged_rows = judged_rows[order]
+            fractions = _top_fraction(chunk.offsets, scores, judged_rows, labels, opts)
+            for i, c in enumerate(opts.cutoffs):
+                out[_col("judged", c)] = fractions[:, i]
+        return {n: out[n] for n, _ in names}
 
     def _weights(self, chunk: Chunk) -> np.ndarray:
         """Each query's weight: finite, >= 0 and the same on every row of the query."""
@@ -232,7 +362,20 @@ class Scorer:
         dcg, idcg = C.run_kernels(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,
                                   self.opts.log_base, qr.info, True, True, ideal=ideal)
         values = C.normalise(dcg, idcg, self.opts.zero_idcg, batch, self.opts.cutoffs)
-        return Scored(ids, np.zeros(n, np.int64), values, (idcg == 0).any(axis=1))
+        extra = None
+        if self.opts.explain:
+            extra = {}
+            for name, _ in explain_columns(self.opts):
+                extra[name] = (np.zeros(n, np.int64) if name.startswith("n_") else np.zeros(n))
+            for i, c in enumerate(self.opts.cutoffs):
+                if "idcg" in self.opts.explain:
+                    extra[_col("idcg", c)] = idcg[:, i]
+            if "n_relevant" in self.opts.explain:
+                extra["n_relevant"] = _per_query_sum(ideal.offsets,
+                                                     _positive_gain(ideal.labels, self.opts))
+            if "n_judged" in self.opts.explain:
+                extra["n_judged"] = np.diff(ideal.offsets).astype(np.int64)
+        return Scored(ids, np.zeros(n, np.int64), values, (idcg == 0).any(axis=1), None, extra)
 
 
 class SortCheck:

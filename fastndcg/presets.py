@@ -13,14 +13,16 @@ trec_eval  linear trec (score, docno ↓) all judged  0        as 0     float64
 pytrec_eval linear trec (score, docno ↓) all judged 0        as 0     float32
 sklearn    linear average (tie-aware)   the list    0        error    as given
 lightgbm   exp2   stable (input order)  the list    1        error    as given
-xgboost    exp2   stable (input order)  the list    1        error    as given
-xgboost-   exp2   stable (input order)  the list    0        error    as given
+xgboost    exp2   stable (input order)  the list    1        error    float32
+xgboost-   exp2   stable (input order)  the list    0        error    float32
 ========== ====== ===================== =========== ======== ======== ========
 
 ``trec_eval`` is trec_eval 10.x; ``pytrec_eval`` is pytrec_eval, trec_eval 9.x
 and ir_measures' default provider, which round scores to 32-bit floats before
 ranking (so scores that differ only beyond float32 precision tie). ``xgboost``
-is XGBoost's ``ndcg`` metric, ``xgboost-`` its ``ndcg-`` variant. "IDCG from all
+is XGBoost's ``ndcg`` metric, ``xgboost-`` its ``ndcg-`` variant; XGBoost keeps
+predictions as float32, and its ``ndcg`` without ``@k`` stops at rank 32 (its
+default cutoff since 2.0), so ask for ``k=32`` to reproduce it on longer lists. "IDCG from all
 judged" needs qrels (``evaluate(..., qrels=)``); with a log of labels it is the
 list.
 
@@ -65,6 +67,8 @@ _TREC = {"gain": "linear", "ties": "trec", "log_base": 2.0, "zero_idcg": "zero",
          "negative_labels": "zero"}
 _LTR = {"gain": "exp2", "ties": "stable", "log_base": 2.0, "negative_labels": "error",
         "score_precision": "float64"}
+# XGBoost keeps predictions and base margins as float32
+_XGB = {**_LTR, "score_precision": "float32"}
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("trec_eval", "trec_eval 10.x (ndcg, ndcg_cut.k)",
@@ -77,9 +81,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("lightgbm", "LightGBM metric ndcg@k (default label_gain)",
            {**_LTR, "zero_idcg": "one"}, "the list", False, False),
     Preset("xgboost", "XGBoost eval_metric ndcg@k",
-           {**_LTR, "zero_idcg": "one"}, "the list", False, False),
+           {**_XGB, "zero_idcg": "one"}, "the list", False, False),
     Preset("xgboost-", "XGBoost eval_metric ndcg@k- (queries without relevant items score 0)",
-           {**_LTR, "zero_idcg": "zero"}, "the list", False, False),
+           {**_XGB, "zero_idcg": "zero"}, "the list", False, False),
 ]}
 
 

@@ -80,6 +80,18 @@ class Qrels:
     def n_queries(self) -> int:
         return len(self.ids)
 
+    def judged_rows(self, chunk: Chunk, query: str, doc: str) -> np.ndarray:
+        """Whether each row of a run chunk has a judgment (its (query, document) pair
+        is in the qrels), in the chunk's row order."""
+        if getattr(self, "_keys", None) is None:
+            group = np.repeat(np.arange(len(self.ids)), np.diff(self.offsets))
+            judged_ids = as_strings(self.ids).take(pa.array(group))
+            self._keys = pc.binary_join_element_wise(judged_ids, self.docs, pa.scalar("\x1f", pa.large_string()))
+        run_q = as_strings(chunk.table.column(query))
+        run_d = as_strings(chunk.table.column(doc))
+        keys = pc.binary_join_element_wise(run_q, run_d, pa.scalar("\x1f", pa.large_string()))
+        return pc.is_in(keys, value_set=self._keys).to_numpy(zero_copy_only=False)
+
 
 def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
                negative_labels: str) -> Qrels:
