@@ -124,6 +124,11 @@ def parse_gain(gain) -> Gain:
                          f"[0, 1, 3, 7]), got shape {table.shape}")
     if not np.isfinite(table).all():
         raise ValueError(f"the gain table must hold finite numbers, got {table.tolist()}")
+    if (table < 0).any():
+        i = int(np.flatnonzero(table < 0)[0])
+        raise ValueError(f"the gain table must hold gains >= 0, got gain[{i}] = {table[i]}: a "
+                         f"negative gain can push NDCG above 1 (the ideal order puts it last); "
+                         f"use 0 for labels that should count as irrelevant")
     return Gain(K.TABLE, table)
 
 

@@ -28,6 +28,19 @@ def _is_arrow(x) -> bool:
     return type(x).__module__.split(".")[0] == "pyarrow"
 
 
+def _unmasked(x, name: str):
+    """A numpy masked array without masked values as its data; masked values are an
+    error (ignoring the mask would score values the caller hid)."""
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        if mask.any():
+            raise ValueError(f"{name} is a masked array with {int(mask.sum())} masked value(s) "
+                             f"(first at row {int(np.flatnonzero(mask)[0])}); drop those rows "
+                             f"or fill them (e.g. {name}.filled(0))")
+        return np.ma.getdata(x)
+    return x
+
+
 def _column(x, name: str) -> np.ndarray:
     """A 1-D numeric NumPy view of ``x`` (copied only when NumPy or Numba need it)."""
     if _is_arrow(x):
@@ -39,6 +52,7 @@ def _column(x, name: str) -> np.ndarray:
         x = x.to_numpy(zero_copy_only=False)
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
+    x = _unmasked(x, name)
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}; for "
@@ -80,23 +94,40 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
         offs = np.array([0, n], np.int64) if offsets is None else _offsets(offsets, n)
         return C.Batch(offs, scores, labels)
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     try:
         if _is_arrow(query_ids):
             ids = query_ids
         else:
-            raw = np.asarray(query_ids)
-            if not raw.dtype.isnative:
-                raw = raw.astype(raw.dtype.newbyteorder("="))
-            ids = pa.array(raw)
+            raw = _unmasked(query_ids, "query_ids")
+            if type(raw).__module__.split(".")[0] == "pandas":
+                ids = pa.array(raw)  # keeps missing values (NA, None) as nulls
+            else:
+                raw = np.asarray(raw)
+                if not raw.dtype.isnative:
+                    raw = raw.astype(raw.dtype.newbyteorder("="))
+                ids = pa.array(raw, from_pandas=True)  # NaN and None are missing ids
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
-        raise TypeError(f"query_ids must be a 1-D array of ids (numbers or strings): {err}") from None
+        raise TypeError(f"query_ids must be a 1-D array of ids (numbers or strings): "
+                        f"{' '.join(str(err).split())}") from None
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
+    if pa.types.is_dictionary(ids.type):  # categorical ids: group by value, not by code
+        ids = ids.dictionary_decode()
+    if pa.types.is_floating(ids.type):
+        bad = pc.is_nan(ids).fill_null(False)
+        if pc.any(bad).as_py():
+            row = pc.index(bad, True).as_py()
+            raise ValueError(f"query_ids has NaN (first at row {row}): a missing query id; "
+                             f"every row needs a query: fill or drop those rows")
+        ids = pc.add(ids, pa.scalar(0.0, ids.type))  # -0.0 and 0.0 are one query
     if len(ids) != n:
         raise ValueError(f"query_ids must have one id per row: got {len(ids)} ids for {n} rows")
     if ids.null_count:
-        raise ValueError(f"query_ids has {ids.null_count} null id(s); every row needs a query")
+        row = pc.index(pc.is_null(ids), True).as_py()
+        raise ValueError(f"query_ids has {ids.null_count} missing id(s) (null, None or NA; "
+                         f"first at row {row}); every row needs a query: fill or drop them")
     encoded = ids.dictionary_encode()  # codes numbered by first appearance
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     n_queries = len(encoded.dictionary)

@@ -64,7 +64,7 @@ from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_op
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 from .scattered import Fixed, duplicates_in, patch, rescore
-from .evaluate import check_weights, id_type, open_run
+from .evaluate import check_nonempty, check_weights, id_type, open_run
 
 __all__ = ["evaluate", "WarmKernels"]
 
@@ -605,6 +605,10 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         totals = totals.merge(slot_totals[s])
     totals.n_rows = n_rows
     check_weights(totals, opts)
+    from ._arrow import concat_ids
+    unjudged_ids = (pa.concat_arrays(concat_ids([u for u in unjudged if len(u)]))
+                    if any(len(u) for u in unjudged) else None)
+    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids)
     per_query = output.commit([parts[s] for s in sorted(parts)])
     n_unjudged = 0
     if unjudged:

@@ -208,11 +208,26 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
             totals = new_totals
             n_scattered = len(dup)
     check_weights(totals, opts)
+    check_nonempty(totals.n_rows, src.describe, None if result.seen is None else result.seen.any(),
+                   result.unjudged)
     per_query = output.commit([part])
     unjudged = 0 if result.unjudged is None else len(result.unjudged)
     return Report(per_query, totals, n_unjudged=unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=judged is not None,
                   source=src.describe, n_scattered=n_scattered, schema=schema)
+
+
+def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged) -> None:
+    """An empty log, or a run none of whose queries is judged, is an error, not NaN."""
+    if n_rows == 0:
+        raise ValueError(f"{describe} holds no rows (an empty file, a file without row "
+                         f"groups, or a reader that was already read): nothing to evaluate")
+    if judged_seen is not None and not judged_seen:
+        n = 0 if unjudged is None else len(unjudged)
+        example = "" if not n else f" (e.g. run query {unjudged[0].as_py()!r})"
+        raise ValueError(f"none of the {n:,} queries of {describe} has a judgment in the qrels"
+                         f"{example}: do the run's and the qrels' query ids match (same "
+                         f"spelling, same column)?")
 
 
 def check_weights(totals: Totals, opts: Options) -> None:

@@ -368,16 +368,21 @@ def _lines(path: str) -> pa.Array:
         with pa.input_stream(path, compression="detect") as f:
             data = f.read()
     except _ARROW_ERRORS as err:
-        raise ValueError(f"cannot read {path!r}: {short_error(err)}") from None
+        raise ValueError(f"cannot read {path!r}: {short_error(err)}; is the file complete (a "
+                         f"truncated or damaged .gz/.bz2/.zst)? Compress it again") from None
     try:
         text = pa.array([data], pa.large_binary()).cast(pa.large_string())
     except pa.ArrowInvalid:
         raise ValueError(f"{path!r} is not UTF-8 text; is it a TREC file?") from None
-    return pc.split_pattern(text, "\n")[0].values
+    if text[0].as_py().startswith("\ufeff"):  # a byte-order mark
+        text = pc.utf8_slice_codeunits(text, 1)
+    # \n, \r\n and a lone \r all end a line (old Mac files, mixed line ends)
+    return pc.split_pattern_regex(text, "\r\n|\r|\n")[0].values
 
 
-def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]]) -> pa.Table:
-    """Any whitespace, trailing fields, exact line numbers in errors."""
+def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
+               strict: bool = False) -> pa.Table:
+    """Any whitespace, trailing fields (unless ``strict``), exact line numbers in errors."""
     lines = pc.utf8_trim_whitespace(_lines(path))
     keep = pc.not_equal(pc.utf8_length(lines), 0)
     line_no = pc.filter(pa.array(range(1, len(lines) + 1), pa.int64()), keep)
@@ -386,8 +391,20 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
     short = pc.less(pc.list_value_length(parts), len(fields))
     if pc.any(short).as_py():
         i = pc.index(short, True).as_py()
+        hint = " (is this a qrels file given as the run?)" if len(fields) == 6 else ""
         raise ValueError(f"{path}:{line_no[i].as_py()}: expected {len(fields)} whitespace-separated "
-                         f"fields ({' '.join(fields)}), got {lines[i].as_py()!r}; fix or remove the line")
+                         f"fields ({' '.join(fields)}), got {lines[i].as_py()!r}{hint}; fix or "
+                         f"remove the line")
+    if strict:
+        # trailing fields are tolerated, but a run's line (qid Q0 docno rank score tag)
+        # read as qrels would make ranks into grades: refuse it
+        run_like = pc.and_(pc.greater(pc.list_value_length(parts), len(fields)),
+                           pc.equal(pc.utf8_upper(pc.list_element(parts, 1)), "Q0"))
+        if pc.any(run_like).as_py():
+            i = pc.index(run_like, True).as_py()
+            raise ValueError(f"{path}:{line_no[i].as_py()}: {lines[i].as_py()!r} is a TREC run "
+                             f"line (qid Q0 docno rank score tag), not qrels (qid iter docno "
+                             f"rel): give this file as the run and the judgments as qrels")
     cols = []
     for i, (name, t) in take.items():
         col = pc.list_element(parts, i)
@@ -398,26 +415,33 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
                 raise ValueError(f"{path}:{line_no[j].as_py()}: field {fields[i]} must be a number, "
                                  f"got {col[j].as_py()!r}; fix or remove the line")
             as_float = col.cast(pa.float64())
-            if pa.types.is_integer(t) and not pc.all(pc.equal(pc.floor(as_float), as_float)).as_py():
-                t = pa.float64()  # fractional relevance grades are allowed
+            if pa.types.is_integer(t) and not (
+                    pc.all(pc.is_finite(as_float)).as_py()
+                    and pc.all(pc.equal(pc.floor(as_float), as_float)).as_py()):
+                t = pa.float64()  # fractional grades are allowed; inf/nan are checked later
             col = as_float.cast(t)
         cols.append(col)
     return pa.table(cols, names=[n for n, _ in take.values()])
 
 
-def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]]) -> pa.Table:
+def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
+               strict: bool = False) -> pa.Table:
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path!r} does not exist; check the path")
     if os.path.isdir(path):
         raise ValueError(f"{path!r} is a directory; a TREC file is one text file")
-    with pa.input_stream(path, compression="detect") as f:
-        head = f.read(4096)
+    try:
+        with pa.input_stream(path, compression="detect") as f:
+            head = f.read(4096)
+    except _ARROW_ERRORS as err:
+        raise ValueError(f"cannot read {path!r}: {short_error(err)}; is the file complete (a "
+                         f"truncated or damaged .gz/.bz2/.zst)? Compress it again") from None
     first = head.split(b"\n", 1)[0]
     delimiter = "\t" if b"\t" in first else " "
     try:
         return _fast_read(path, fields, take, delimiter)
     except _ARROW_ERRORS:
-        return _slow_read(path, fields, take)
+        return _slow_read(path, fields, take, strict)
 
 
 def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
@@ -441,4 +465,5 @@ def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: st
     """A TREC qrels file (``qid iter docno rel``) as a table of query (string), doc
     (string), label (int64; float64 when a grade is fractional)."""
     return _read_trec(os.fspath(path), _QREL_FIELDS,
-                      {0: (query, pa.string()), 2: (doc, pa.string()), 3: (label, pa.int64())})
+                      {0: (query, pa.string()), 2: (doc, pa.string()), 3: (label, pa.int64())},
+                      strict=True)

@@ -103,8 +103,9 @@ def test_query_ids_wrong_length(ids):
 ])
 def test_query_ids_with_nulls(ids):
     n_null = sum(v is None for v in (ids.to_pylist() if hasattr(ids, "to_pylist") else ids))
-    with pytest.raises(ValueError, match=esc(f"query_ids has {n_null} null id(s); every row "
-                                             f"needs a query")):
+    with pytest.raises(ValueError, match=esc(f"query_ids has {n_null} missing id(s) (null, "
+                                             f"None or NA; first at row 1); every row needs "
+                                             f"a query")):
         fastndcg.ndcg(S, L, query_ids=ids)
 
 

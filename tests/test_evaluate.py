@@ -461,14 +461,21 @@ def test_negative_labels_policies():
         assert_list_mode(report, table, negative_labels=policy)
 
 
-def test_empty_log():
+def test_empty_log_is_an_error(tmp_path):
+    """Nothing to evaluate is never a silent NaN: an empty table, a Parquet file with no
+    rows or no row groups, a reader that was already read."""
     table = pa.table({"query_id": pa.array([], pa.int64()), "score": pa.array([], pa.float64()),
                       "label": pa.array([], pa.int64())})
-    report = fastndcg.evaluate(table)
-    assert report.n_queries == 0 and report.n_rows == 0
-    assert report.per_query.num_rows == 0
-    assert report.per_query.column_names == ["query_id", "n_docs", *NAMES]
-    assert all(math.isnan(v) for v in report.mean.values())
+    pq.write_table(table, tmp_path / "empty.parquet")
+    with pq.ParquetWriter(tmp_path / "no_groups.parquet", table.schema):
+        pass
+    reader = pa.RecordBatchReader.from_batches(table.schema, synthetic_log(3).select(
+        ["query_id", "score", "label"]).cast(table.schema).to_batches())
+    fastndcg.evaluate(reader)
+    for source in (table, str(tmp_path / "empty.parquet"), str(tmp_path / "no_groups.parquet"),
+                   reader):
+        with pytest.raises(ValueError, match="holds no rows"):
+            fastndcg.evaluate(source)
 
 
 # --------------------------------------------------------------------------- zero IDCG, mean
@@ -880,13 +887,15 @@ def test_qrels_without_run_rows_all_missing():
     run = pa.table({"query_id": ["z"], "doc_id": ["x"], "score": [1.0]})
     qrels = pa.table({"query_id": ["a", "a", "b"], "doc_id": ["x", "y", "z"],
                       "label": pa.array([1, 2, 0], pa.int64())})
-    left_out = fastndcg.evaluate(run, qrels=qrels)
-    assert (left_out.n_queries, left_out.n_unjudged, left_out.n_missing) == (0, 1, 2)
-    assert left_out.per_query.num_rows == 0
+    # no query in common: a mistake (ids spelled differently), never a silent NaN or 0
+    for complete in (False, True):
+        with pytest.raises(ValueError, match="none of the 1 queries .* has a judgment.*'z'"):
+            fastndcg.evaluate(run, qrels=qrels, complete=complete)
+    run = pa.table({"query_id": ["z", "a"], "doc_id": ["x", "q"], "score": [1.0, 0.5]})
     scored = fastndcg.evaluate(run, qrels=qrels, complete=True)
-    assert (scored.n_queries, scored.n_unjudged, scored.n_missing) == (2, 1, 2)
-    assert sorted(scored.per_query["query_id"].to_pylist()) == ["a", "b"]
-    assert scored.per_query["n_docs"].to_pylist() == [0, 0]
+    assert (scored.n_queries, scored.n_unjudged, scored.n_missing) == (2, 1, 1)
+    assert scored.per_query["query_id"].to_pylist() == ["a", "b"]
+    assert scored.per_query["n_docs"].to_pylist() == [1, 0]
     for name in NAMES:
         assert scored.per_query[name].to_pylist() == [0.0, 0.0]
     assert scored.n_zero_idcg == 1  # "b" has only a 0 judgment

@@ -378,6 +378,10 @@ def _check_generated(run: dict, qrels: dict, directory: Path, rng: random.Random
     expected = _pytrec(run, qrels, cutoffs)
     both = set(run) & set(qrels)
     assert set(expected) == both  # pytrec_eval: queries of the run with judgments
+    if not both:  # pytrec_eval answers nothing; fastndcg says the ids do not meet
+        with pytest.raises(ValueError, match="has a judgment in the qrels"):
+            _fastndcg_both(run_path, qrels_path, cutoffs=cutoffs)
+        return
 
     cut, whole, got = _fastndcg_both(run_path, qrels_path, cutoffs=cutoffs)
     assert set(got) == set(expected), f"queries {sorted(got)} vs pytrec_eval {sorted(expected)}"
