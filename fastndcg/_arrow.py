@@ -11,27 +11,34 @@ from . import _core as C
 from . import _kernels as K
 
 
-def plain_ids(col) -> pa.Array:
-    """Query or document ids as int64 or large_string (one type per kind)."""
+def plain_ids(col, name: str = "ids") -> pa.Array:
+    """Query or document ids as int64 (uint64 kept: ids above 2**63 - 1 fit only
+    there) or large_string (one type per kind). ``name`` is for messages."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if pa.types.is_integer(col.type):
+        if col.type == pa.uint64():
+            return col
         return col if col.type == pa.int64() else col.cast(pa.int64())
     if col.type != pa.large_string():
-        col = col.cast(pa.large_string())
+        try:
+            col = col.cast(pa.large_string())
+        except pa.ArrowInvalid:
+            raise ValueError(f"{name} hold bytes that are not UTF-8 text; ids must be integers "
+                             f"or text: decode them (e.g. as hex) before evaluating") from None
     return col
 
 
-def as_strings(col) -> pa.Array:
-    col = plain_ids(col)
+def as_strings(col, name: str = "ids") -> pa.Array:
+    col = plain_ids(col, name)
     return col if col.type == pa.large_string() else col.cast(pa.large_string())
 
 
-def string_buffers(col) -> tuple[np.ndarray, np.ndarray]:
+def string_buffers(col, name: str = "ids") -> tuple[np.ndarray, np.ndarray]:
     """(bytes, int64 offsets) of a large_string array, zero copy."""
-    col = as_strings(col)
+    col = as_strings(col, name)
     bufs = col.buffers()
     offsets = np.frombuffer(bufs[1], np.int64)[col.offset:col.offset + len(col) + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
@@ -82,7 +89,7 @@ def id_hash(ids: pa.Array) -> np.ndarray:
     process, for spreading ids over buckets."""
     out = np.empty(len(ids), np.uint64)
     if pa.types.is_integer(ids.type):
-        K.hash_int64(ids.to_numpy(), out)
+        K.hash_int64(ids.to_numpy().view(np.int64), out)
     else:
         data, offsets = string_buffers(ids)
         K.hash_strings(data, offsets, out)

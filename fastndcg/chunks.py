@@ -103,12 +103,12 @@ def query_chunks(batches: Iterator[pa.RecordBatch], query: str, progress=None,
 
     def close_tail():
         table = pa.Table.from_batches(tail).combine_chunks()
-        ids = plain_ids(table.column(query)).slice(0, 1)
+        ids = plain_ids(table.column(query), f"query ids in column {query!r}").slice(0, 1)
         return Chunk(ids, np.array([0, table.num_rows], np.int64), table)
 
     for batch in batches:
         check_nulls(batch, query, row0, batches)
-        ids = plain_ids(batch.column(query))
+        ids = plain_ids(batch.column(query), f"query ids in column {query!r}")
         n = len(ids)
         starts = run_starts(ids)
         first_end = int(starts[0]) if len(starts) else n
@@ -144,7 +144,7 @@ def run_ids(batches: Iterator[pa.RecordBatch], query: str) -> Iterator[pa.Array]
     reading nothing but the query column."""
     last = None
     for batch in batches:
-        ids = plain_ids(batch.column(query))
+        ids = plain_ids(batch.column(query), f"query ids in column {query!r}")
         if not len(ids):
             continue
         starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)

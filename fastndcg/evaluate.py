@@ -45,7 +45,8 @@ def id_type(schema: pa.Schema | None, query: str, qrels: Qrels | None, complete:
         t = schema.field(query).type
         if pa.types.is_dictionary(t):
             t = t.value_type
-    run = pa.int64() if t is not None and pa.types.is_integer(t) else pa.large_string()
+    run = ((pa.uint64() if t == pa.uint64() else pa.int64())
+           if t is not None and pa.types.is_integer(t) else pa.large_string())
     if qrels is not None and complete and qrels.ids.type != run:
         return pa.large_string()
     return run

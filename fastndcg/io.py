@@ -125,6 +125,10 @@ def check_columns(schema: pa.Schema, roles: dict[str, str], describe: str) -> No
     """Every wanted column exists and has a usable type, or a clear error."""
     names = schema.names
     for name, role in roles.items():
+        if names.count(name) > 1:
+            raise ValueError(f"column {name!r} ({_KINDS[role][0]}) appears {names.count(name)} "
+                             f"times in {describe}; rename or drop the copies so that one "
+                             f"column has that name")
         if name not in names:
             raise ValueError(f"column {name!r} ({_KINDS[role][0]}) not found in {describe}; it has "
                              f"columns {', '.join(map(repr, names)) or '(none)'}. Name the right one "

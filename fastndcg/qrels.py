@@ -52,7 +52,7 @@ def chunk_bounds(offsets: np.ndarray) -> np.ndarray:
 def sorted_docs(chunk: Chunk, doc: str) -> tuple:
     """(bytes, offsets, perm, dup) of the chunk's document ids, ``perm`` ordering each
     query's ids; ``dup`` is None or (query id, document id, queries with duplicates)."""
-    data, soff = string_buffers(chunk.table.column(doc))
+    data, soff = string_buffers(chunk.table.column(doc), f"document ids in column {doc!r}")
     perm = np.empty(chunk.table.num_rows, np.int64)
     first_dup = np.empty(len(chunk.ids), np.int64)
     K.sort_strings_by_group(chunk.offsets, data, soff, chunk_bounds(chunk.offsets), perm,

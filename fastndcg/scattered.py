@@ -45,7 +45,7 @@ def duplicates_in(ids: pa.Array) -> pa.Array | None:
     if pa.types.is_integer(ids.type):
         s = np.sort(ids.to_numpy())
         dup = np.unique(s[1:][s[1:] == s[:-1]])
-        return pa.array(dup, pa.int64()) if len(dup) else None
+        return pa.array(dup, ids.type) if len(dup) else None
     encoded = ids.dictionary_encode()
     counts = np.bincount(encoded.indices.to_numpy(zero_copy_only=False),
                          minlength=len(encoded.dictionary))
