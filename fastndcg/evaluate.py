@@ -248,6 +248,5 @@ def _rerun_staged(src: io.Source, opts: Options, judged: Qrels | None) -> Report
     with tempfile.TemporaryDirectory(prefix="fastndcg-stage-") as tmp:
         staged = Output(os.path.join(tmp, "per_query"), [])
         report = _run(src, opts, judged, staged, progress=False)
-    report.per_query_path = None
-    report._per_query = None
+    report.forget_per_query()
     return report

@@ -541,6 +541,11 @@ class Report:
             self._per_query = read_per_query(self.per_query_path, self._schema)
         return self._per_query
 
+    def forget_per_query(self) -> None:
+        """Keep no per-query results (``per_query=False`` runs that staged them)."""
+        self._per_query = None
+        self.per_query_path = None
+
     n_queries = property(lambda self: self.totals.n_queries)
     n_rows = property(lambda self: self.totals.n_rows)
     n_zero_idcg = property(lambda self: self.totals.n_zero_idcg)

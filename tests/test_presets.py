@@ -31,6 +31,7 @@ import pyarrow as pa
 import pytest
 
 import fastndcg
+from trec_output import parse_trec_eval
 import fastndcg.cli
 import fastndcg.presets
 from fastndcg.presets import PRESETS
@@ -72,18 +73,7 @@ def test_real_data_present():
 
 # --------------------------------------------------------------------------- 1. trec_eval
 
-def _parse_trec_eval(path: Path) -> dict[str, dict[str, str]]:
-    """``{measure: {qid or "all": printed value}}`` of every line of the file."""
-    out: dict[str, dict[str, str]] = defaultdict(dict)
-    for line in path.read_text().splitlines():
-        fields = line.split()
-        if not fields:
-            continue
-        assert len(fields) == 3, f"{path.name}: unexpected line {line!r}"
-        measure, qid, value = fields
-        assert qid not in out[measure], f"{path.name}: {measure} {qid} twice"
-        out[measure][qid] = value
-    return dict(out)
+_parse_trec_eval = parse_trec_eval
 
 
 def _column(measure: str) -> str:

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastndcg
+from trec_output import parse_trec_eval
 from fastndcg import reference
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
@@ -47,17 +48,8 @@ TOL = 1e-12
 
 def _parse_trec_output(path: Path) -> dict[str, dict[str, float]]:
     """``{measure: {qid or "all": value}}`` of the ndcg and ndcg_cut_K lines."""
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for line in path.read_text().splitlines():
-        fields = line.split()
-        if not fields:
-            continue
-        assert len(fields) == 3, f"{path.name}: unexpected line {line!r}"
-        measure, qid, value = fields
-        if measure == "ndcg" or measure.startswith("ndcg_cut_"):
-            assert qid not in out[measure], f"{path.name}: {measure} {qid} twice"
-            out[measure][qid] = float(value)
-    return dict(out)
+    return {m: {q: float(v) for q, v in per.items()} for m, per in parse_trec_eval(path).items()
+            if m == "ndcg" or m.startswith("ndcg_cut_")}
 
 
 def _cutoffs(expected: dict) -> list[int]:
