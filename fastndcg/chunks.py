@@ -58,10 +58,8 @@ class Chunk:
         return Chunk(self.ids.slice(1), self.offsets[1:] - lo,
                      self.table.slice(lo, self.table.num_rows - lo))
 
-
     def select(self, wanted: pa.Array) -> "Chunk | None":
         """The chunk's queries whose id is in ``wanted`` (None when there are none)."""
-        import pyarrow.compute as pc
         ids = self.ids if self.ids.type == wanted.type else self.ids.cast(wanted.type)
         mask = pc.is_in(ids, value_set=wanted).to_numpy(zero_copy_only=False)
         if not mask.any():
