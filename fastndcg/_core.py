@@ -79,7 +79,12 @@ def parse_cutoffs(k) -> tuple[list, bool]:
     if isinstance(k, (str, bytes)) or not hasattr(k, "__iter__"):
         raise TypeError(f"k must be an int, None or a sequence of ints, got {k!r} "
                         f"({type(k).__name__})")
-    values = list(np.asarray(k).ravel()) if isinstance(k, np.ndarray) else list(k)
+    if isinstance(k, (set, frozenset, dict)):
+        raise TypeError(f"k must be an ordered sequence of cutoffs (a list or tuple, e.g. "
+                        f"k=[1, 3, 10]), got a {type(k).__name__}: {k!r}")
+    if isinstance(k, np.ndarray) and k.ndim != 1:
+        raise ValueError(f"k must be a 1-D sequence of cutoffs, got an array of shape {k.shape}")
+    values = list(k)
     if not values:
         raise ValueError("k is an empty sequence; pass at least one cutoff, e.g. k=[10]")
     return [one(v, f"k[{i}]") for i, v in enumerate(values)], True
@@ -114,6 +119,10 @@ def parse_gain(gain) -> Gain:
     if gain is None or isinstance(gain, (numbers.Number, bytes)):
         raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed by "
                         f"integer label (e.g. [0, 1, 3, 7]), got {gain!r}")
+    if np.asarray(gain).dtype.kind in "USO" and any(
+            isinstance(g, (str, bytes)) for g in np.asarray(gain, dtype=object).ravel()):
+        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of numbers, got "
+                        f"{gain!r}; write the gains as numbers, e.g. [0, 1, 3, 7]")
     try:
         table = np.array(gain, dtype=np.float64)
     except (TypeError, ValueError):

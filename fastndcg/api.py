@@ -53,7 +53,11 @@ def _column(x, name: str) -> np.ndarray:
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
     x = _unmasked(x, name)
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except ValueError:  # ragged nested lists
+        raise ValueError(f"{name} must be a 1-D array of numbers (one per row); got nested "
+                         f"sequences of different lengths") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}; for "
                          f"a dense (n_queries, n_items) matrix use fastndcg.ndcg_score, or pass "
@@ -104,7 +108,12 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
             if type(raw).__module__.split(".")[0] == "pandas":
                 ids = pa.array(raw)  # keeps missing values (NA, None) as nulls
             else:
-                raw = np.asarray(raw)
+                try:
+                    raw = np.asarray(raw)
+                except ValueError:
+                    raise ValueError("query_ids must be a 1-D array of ids (numbers or "
+                                     "strings), one per row; got nested sequences of different "
+                                     "lengths") from None
                 if not raw.dtype.isnative:
                     raw = raw.astype(raw.dtype.newbyteorder("="))
                 ids = pa.array(raw, from_pandas=True)  # NaN and None are missing ids
@@ -115,6 +124,12 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
         ids = ids.combine_chunks()
     if pa.types.is_dictionary(ids.type):  # categorical ids: group by value, not by code
         ids = ids.dictionary_decode()
+    if not (pa.types.is_integer(ids.type) or pa.types.is_floating(ids.type)
+            or pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)
+            or pa.types.is_binary(ids.type) or pa.types.is_large_binary(ids.type)
+            or pa.types.is_boolean(ids.type)):
+        raise TypeError(f"query_ids must hold numbers or strings (one id per row), got "
+                        f"{ids.type}; make one id of each, e.g. a string")
     if pa.types.is_floating(ids.type):
         bad = pc.is_nan(ids).fill_null(False)
         if pc.any(bad).as_py():

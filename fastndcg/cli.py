@@ -193,6 +193,8 @@ def _evaluate(args) -> int:
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
+    if args.explain is not None and not args.per_query:
+        raise _UsageError("--explain adds per-query columns: give --per-query OUT to keep them")
     if args.per_query and args.no_per_query:
         raise _UsageError("--per-query and --no-per-query contradict each other; give one")
     if args.scheduler and args.workers:
@@ -271,6 +273,9 @@ def _demo(args) -> int:
     from .synth import synthetic_log, write_synthetic_log
 
     k = [1, 3, 5, 10]
+    if args.keep and (os.path.isdir(args.keep) or not args.keep.lower().endswith((".parquet", ".pq"))):
+        raise _UsageError(f"--keep names the Parquet file to keep the log in (e.g. log.parquet), "
+                          f"got {args.keep!r}")
     with tempfile.TemporaryDirectory(prefix="fastndcg-demo-") as tmp:
         path = args.keep or os.path.join(tmp, "demo-log.parquet")
         print(f"1. building a synthetic search log: {args.queries:,} queries (seed {args.seed})")

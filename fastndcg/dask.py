@@ -142,7 +142,9 @@ def _list_parquet(source: str, roles: dict, partition_rows: int) -> tuple[list, 
             paths = sorted(i.path for i in infos if i.type == FileType.File
                            and not _hidden(i.path, root))
             if not paths:
-                raise FileNotFoundError(f"directory {source!r} holds no data files")
+                raise FileNotFoundError(f"directory {source!r} holds no data files (names "
+                                        f"starting with '.' or '_' are skipped); put the "
+                                        f"Parquet files there or name another directory")
             describe = f"directory {source!r} ({len(paths)} files)"
             inputs.append(root)
         else:

@@ -134,6 +134,8 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     (2, 0.6503)
     """
     started = time.perf_counter()
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
     inputs = io.input_paths(source) + (io.input_paths(qrels) if qrels is not None else [])
     output = Output(per_query, inputs)

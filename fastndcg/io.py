@@ -162,7 +162,9 @@ def _parquet_paths(source: str) -> tuple[list[str], str]:
             paths += [os.path.join(root, f) for f in files if not f.startswith(_HIDDEN)]
         paths.sort()
         if not paths:
-            raise FileNotFoundError(f"directory {source!r} holds no data files")
+            raise FileNotFoundError(f"directory {source!r} holds no data files (names starting "
+                                    f"with '.' or '_' are skipped); put the Parquet files there "
+                                    f"or name another directory")
         return paths, f"directory {source!r} ({len(paths)} files)"
     if not os.path.exists(source):
         raise FileNotFoundError(f"{source!r} does not exist; check the path")
@@ -300,7 +302,15 @@ def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
 def _frame_table(source) -> tuple[pa.Table, str] | None:
     module = type(source).__module__.split(".")[0]
     if module == "pandas" and type(source).__name__ == "DataFrame":
-        return pa.Table.from_pandas(source, preserve_index=False), "the pandas DataFrame"
+        try:
+            return pa.Table.from_pandas(source, preserve_index=False), "the pandas DataFrame"
+        except (pa.ArrowTypeError, pa.ArrowInvalid) as err:
+            import re
+            found = re.search(r"for column (\S+) with type (\S+)", str(err))
+            where = f"column {found.group(1)!r} ({found.group(2)})" if found else "a column"
+            raise TypeError(f"the pandas DataFrame's {where} mixes kinds of values (e.g. text "
+                            f"and numbers) and cannot be read; make it one type, e.g. "
+                            f"df[col].astype(float)") from None
     if module == "polars" and type(source).__name__ in ("DataFrame", "LazyFrame"):
         frame = source.collect() if type(source).__name__ == "LazyFrame" else source
         return frame.to_arrow(), "the polars DataFrame"
@@ -372,8 +382,7 @@ def _lines(path: str) -> pa.Array:
         with pa.input_stream(path, compression="detect") as f:
             data = f.read()
     except _ARROW_ERRORS as err:
-        raise ValueError(f"cannot read {path!r}: {short_error(err)}; is the file complete (a "
-                         f"truncated or damaged .gz/.bz2/.zst)? Compress it again") from None
+        raise ValueError(_compressed_error(path, err)) from None
     try:
         text = pa.array([data], pa.large_binary()).cast(pa.large_string())
     except pa.ArrowInvalid:
@@ -382,6 +391,15 @@ def _lines(path: str) -> pa.Array:
         text = pc.utf8_slice_codeunits(text, 1)
     # \n, \r\n and a lone \r all end a line (old Mac files, mixed line ends)
     return pc.split_pattern_regex(text, "\r\n|\r|\n")[0].values
+
+
+def _compressed_error(path: str, err: Exception | None = None) -> str:
+    kind = os.path.splitext(path)[1].lower().lstrip(".")
+    if kind not in ("gz", "bz2", "zst", "lz4", "br"):
+        return f"cannot read {path!r}: {short_error(err) if err else 'unreadable'}; check the file"
+    return (f"cannot read {path!r}: it is not a complete {kind} file (damaged, truncated, or "
+            f"not {kind}-compressed although named so); compress it again, or rename it to "
+            f"match what it holds")
 
 
 def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
@@ -421,6 +439,7 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
             as_float = col.cast(pa.float64())
             if pa.types.is_integer(t) and not (
                     pc.all(pc.is_finite(as_float)).as_py()
+                    and pc.all(pc.less(pc.abs(as_float), 2.0 ** 53)).as_py()
                     and pc.all(pc.equal(pc.floor(as_float), as_float)).as_py()):
                 t = pa.float64()  # fractional grades are allowed; inf/nan are checked later
             col = as_float.cast(t)
@@ -438,8 +457,7 @@ def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
         with pa.input_stream(path, compression="detect") as f:
             head = f.read(4096)
     except _ARROW_ERRORS as err:
-        raise ValueError(f"cannot read {path!r}: {short_error(err)}; is the file complete (a "
-                         f"truncated or damaged .gz/.bz2/.zst)? Compress it again") from None
+        raise ValueError(_compressed_error(path, err)) from None
     first = head.split(b"\n", 1)[0]
     delimiter = "\t" if b"\t" in first else " "
     try:

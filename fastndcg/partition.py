@@ -56,13 +56,13 @@ class Options:
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
                 "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
-                "score_precision", "preset", "measure", "weight", "explain")
+                "score_precision", "preset", "measure", "weight", "explain", "per_query")
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
                   zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
                   batch_rows=1 << 20, score_precision=None, preset=None, measure=None,
-                  weight=None, explain=False) -> tuple[Options, dict]:
+                  weight=None, explain=False, per_query=None) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). The command line calls it first, to tell
     usage errors (exit 2) from bad data (exit 1). Semantic options left None come
@@ -119,6 +119,9 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
     explain = parse_explain(explain, qrels is not None)
+    if explain and per_query is False:
+        raise ValueError("explain adds per-query columns, but per_query=False keeps none; pass "
+                         "per_query=None (a table) or a path, or drop explain")
     if weight is not None:
         if weight in roles:
             raise ValueError(f"weight={weight!r} is also the {roles[weight]} column; name the "

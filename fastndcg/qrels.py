@@ -97,8 +97,15 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
                negative_labels: str) -> Qrels:
     """Read and check the judgments (TREC qrels file, Parquet, or a table)."""
     roles = {query: "query", doc: "doc", label: "label"}
-    src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
-        p, query=query, doc=doc, label=label))
+    try:
+        src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
+            p, query=query, doc=doc, label=label))
+    except TypeError as err:
+        if "as a search log" not in str(err):
+            raise
+        raise TypeError(f"qrels: cannot read a {type(qrels).__name__} as judgments; pass a TREC "
+                        f"qrels file (qid iter docno rel), a Parquet file, or a table with "
+                        f"columns {query!r}, {doc!r}, {label!r}") from None
     src.describe = f"qrels {src.describe}"
     batches = list(src.batches())
     row0 = 0
