@@ -186,8 +186,19 @@ def input_paths(source) -> list[str]:
     return [source]
 
 
+def utf8_path(path: str) -> str:
+    """``path``, if Arrow can open it: its readers take UTF-8 file names only."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"the file name {path!r} is not valid UTF-8, and pyarrow opens UTF-8 "
+                         f"names only; rename the file (e.g. with convmv)") from None
+    return path
+
+
 def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Source:
     paths, describe = _parquet_paths(source)
+    paths = [utf8_path(p) for p in paths]
     cols = list(roles)
     total = 0
     schemas = []
@@ -449,6 +460,7 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
 
 def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
                strict: bool = False) -> pa.Table:
+    utf8_path(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path!r} does not exist; check the path")
     if os.path.isdir(path):

@@ -130,3 +130,24 @@ def test_command_line_errors(files, args, fragment):
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert proc.stdout == "" and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert fragment in proc.stderr, proc.stderr
+
+
+def test_non_utf8_file_names_are_named(tmp_path):
+    import os
+    d = os.fsencode(str(tmp_path))
+    log = os.path.join(d, b"\xfflog.parquet")
+    pq.write_table(pa.table({"query_id": [1, 1], "score": [0.5, 0.1], "label": [1, 0]}),
+                   str(tmp_path / "ok.parquet"))
+    os.replace(os.fsencode(str(tmp_path / "ok.parquet")), log)
+    run = os.path.join(d, b"\xferun.txt")
+    with open(run, "wb") as f:
+        f.write(b"q1 Q0 d1 1 2.5 t\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    for call in (lambda: fastndcg.evaluate(os.fsdecode(log)),
+                 lambda: fastndcg.evaluate(str(tmp_path), per_query=False),
+                 lambda: fastndcg.evaluate(os.fsdecode(run), qrels=str(tmp_path / "q.txt"))):
+        with pytest.raises(ValueError, match="is not valid UTF-8.*rename the file"):
+            call()
+    proc = cli("evaluate", os.fsdecode(log), cwd=tmp_path)
+    assert proc.returncode == 1 and "not valid UTF-8" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
