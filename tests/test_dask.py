@@ -18,6 +18,7 @@ rest of the suite compiles (float32/float64 scores, int8/int64 labels).
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import subprocess
@@ -409,6 +410,34 @@ def test_trec_eval_fixtures(client, run_name, complete, k):
     assert_same_report(got, want)
     if run_name == "results.trunc":
         assert want.n_missing == 1 and want.n_scattered > 0
+
+
+@pytest.mark.parametrize("preset", ["trec_eval", "pytrec_eval"])
+def test_presets_measures_explain_on_the_cluster(client, preset):
+    """The options added with presets travel to the workers: a preset, trec_eval
+    measure names and explaining columns give the single-machine answer."""
+    run, qrels = os.path.join(DATA, "results.test"), os.path.join(DATA, "qrels.test")
+    opts = dict(qrels=qrels, preset=preset, measure="ndcg_cut.5,10 ndcg", explain=True)
+    want = fastndcg.evaluate(run, **opts)
+    got = fdask.evaluate(run, client=client, partition_rows=170, **opts)
+    assert_same_report(got, want)
+    assert "judged@10" in got.per_query.column_names
+
+
+def test_weighted_log_on_the_cluster(client, datasets):
+    source = datasets["scattered"][0]
+    table = fastndcg.evaluate(source, k=[3]).per_query
+    weights = {q: float(1 + q % 7) for q in table["query_id"].to_pylist()}
+    import pyarrow.parquet as pq
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        for i, path in enumerate(sorted(glob.glob(os.path.join(source, "*.parquet")))):
+            t = pq.read_table(path)
+            w = pa.array([weights[q] for q in t["query_id"].to_pylist()])
+            pq.write_table(t.append_column("w", w), os.path.join(d, f"part-{i:03d}.parquet"))
+        want = fastndcg.evaluate(d, k=[3], weight="w")
+        got = fdask.evaluate(d, client=client, k=[3], weight="w", partition_rows=40)
+    assert_same_report(got, want)
 
 
 # --------------------------------------------------------------------------- other sources
