@@ -56,6 +56,20 @@ def threading_layer() -> str:
         return "not initialised"
 
 
+def machine_facts() -> dict:
+    """Cores, CPU, memory, Numba threads and layer, and the system, for reports."""
+    import numba
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {"cpus": os.cpu_count(), "usable_cpus": usable, "cpu_model": cpu_model(),
+            "memory": total_memory(), "numba_threads": numba.get_num_threads(),
+            "threading_layer": threading_layer(),
+            "system": f"{platform.system()} {platform.release()}"}
+
+
 def version(distribution: str, module: str | None = None) -> str:
     """Installed version of ``distribution`` (from its metadata), else ``module.__version__``.
 

@@ -134,10 +134,13 @@ def run_peak_rss(cmd: list[str]) -> tuple[int | None, float, str]:
     return int(marker.split("=")[1]) * scale, wall, proc.stdout
 
 
-def cached_log(cache_dir: str, n_queries: int, row_group_rows: int, seed: int = 0
-               ) -> tuple[str, int]:
-    """(path, rows) of the synthetic log, written into ``cache_dir`` unless present."""
-    path = os.path.join(cache_dir, f"synth-{n_queries}q-seed{seed}-rg{row_group_rows}.parquet")
+def cached_log(cache_dir: str, n_queries: int, row_group_rows: int, seed: int = 0,
+               mean_docs: int | None = None) -> tuple[str, int]:
+    """(path, rows) of the synthetic log, written into ``cache_dir`` unless present;
+    ``mean_docs`` None is the synthetic log's default list length."""
+    shape = "" if mean_docs is None else f"-md{mean_docs}"
+    path = os.path.join(cache_dir, f"synth-{n_queries}q{shape}-seed{seed}"
+                                   f"-rg{row_group_rows}.parquet")
     if os.path.exists(path):
         try:
             meta = pq.ParquetFile(path).metadata
@@ -151,11 +154,14 @@ def cached_log(cache_dir: str, n_queries: int, row_group_rows: int, seed: int = 
             pass
         say(f"{path} is not the expected log; writing it again")
     os.makedirs(cache_dir, exist_ok=True)
-    say(f"writing {path}: {n_queries:,} queries ...")
+    say(f"writing {path}: {n_queries:,} queries"
+        f"{'' if mean_docs is None else f' of ~{mean_docs} rows'} ...")
     tmp = f"{path}.tmp-{os.getpid()}"
     t0 = time.perf_counter()
     try:
-        rows = write_synthetic_log(tmp, n_queries, seed=seed, row_group_rows=row_group_rows)
+        extra = {} if mean_docs is None else {"mean_docs": mean_docs}
+        rows = write_synthetic_log(tmp, n_queries, seed=seed, row_group_rows=row_group_rows,
+                                   **extra)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -60,7 +60,6 @@ for _path in (REPO, os.path.join(REPO, "scripts")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
@@ -68,8 +67,7 @@ import pyarrow.csv as pacsv  # noqa: E402
 
 from bench_core import STARTUP_CODE  # noqa: E402  (import + first small result, as JSON)
 from benchmarks import _data, _peers  # noqa: E402
-from benchmarks._report import (best_of, cpu_model, fmt_time, met, threading_layer,  # noqa: E402
-                                total_memory, version)
+from benchmarks._report import best_of, fmt_time, machine_facts, met, version  # noqa: E402
 
 # --------------------------------------------------------------------------- plan
 
@@ -690,15 +688,7 @@ def speedup_table(run: Run, sweep: str, column: str) -> list[str]:
 
 
 def machine() -> dict:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    return {"cpus": os.cpu_count(), "usable_cpus": usable, "cpu_model": cpu_model(),
-            "memory": total_memory(), "numba_threads": numba.get_num_threads(),
-            "threading_layer": threading_layer(),
-            "system": f"{platform.system()} {platform.release()}",
-            "python": platform.python_version()}
+    return {**machine_facts(), "python": platform.python_version()}
 
 
 def load_average() -> str:

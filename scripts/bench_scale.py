@@ -79,9 +79,9 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 import fastndcg  # noqa: E402
-from benchmarks._report import (best_of, cpu_model, fmt_time, met, print_table,  # noqa: E402
-                                threading_layer, total_memory, version)
-from fastndcg.synth import SCHEMA, write_synthetic_log  # noqa: E402
+from benchmarks._report import (best_of, fmt_time, machine_facts, met,  # noqa: E402
+                                print_table, version)
+from fastndcg.synth import SCHEMA  # noqa: E402
 
 # Dask's worker processes are started with "spawn", which imports this script again
 # in every worker: the helpers that pull in pytest (benchmarks.test_bench_scale) and
@@ -125,39 +125,6 @@ def rate(rows: int, seconds: float) -> str:
 
 
 # --------------------------------------------------------------------------- cached inputs
-
-def cached_log(cache_dir: str, n_queries: int, mean_docs: int, row_group_rows: int,
-               seed: int = 0) -> tuple[str, int]:
-    """(path, rows) of a synthetic log in one file, written into ``cache_dir`` unless there."""
-    path = os.path.join(cache_dir, f"synth-{n_queries}q-md{mean_docs}-seed{seed}"
-                                   f"-rg{row_group_rows}.parquet")
-    if os.path.exists(path):
-        try:
-            meta = pq.ParquetFile(path).metadata
-            last = meta.row_group(meta.num_row_groups - 1).column(0).statistics
-            if (meta.schema.to_arrow_schema().remove_metadata().equals(SCHEMA)
-                    and last is not None and last.has_min_max and last.max == n_queries - 1
-                    and meta.row_group(0).num_rows == min(row_group_rows, meta.num_rows)):
-                say(f"reusing {path} ({meta.num_rows:,} rows)")
-                return path, meta.num_rows
-        except (OSError, pa.ArrowException, IndexError):
-            pass
-        say(f"{path} is not the expected log; writing it again")
-    os.makedirs(cache_dir, exist_ok=True)
-    say(f"writing {path}: {n_queries:,} queries of ~{mean_docs} rows ...")
-    tmp = f"{path}.tmp-{os.getpid()}"
-    t0 = time.perf_counter()
-    try:
-        rows = write_synthetic_log(tmp, n_queries, seed=seed, mean_docs=mean_docs,
-                                   row_group_rows=row_group_rows)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    say(f"  {rows:,} rows, {os.path.getsize(path) / 2**20:,.0f} MiB in "
-        f"{time.perf_counter() - t0:.1f} s")
-    return path, rows
-
 
 def _split_files(folder: str, n_files: int) -> list[str]:
     return [os.path.join(folder, f"part-{i:03d}.parquet") for i in range(n_files)]
@@ -221,7 +188,8 @@ def enough_disk(cache_dir: str, wanted: list[bool]) -> tuple[bool, float]:
 # --------------------------------------------------------------------------- 1. memory
 
 def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: dict) -> None:
-    from bench_evaluate import check_json, cli_command, fmt_bytes, run_peak_rss, run_timed
+    from bench_evaluate import (cached_log, check_json, cli_command, fmt_bytes, run_peak_rss,
+                                run_timed)
 
     cli, cli_name = cli_command()
     ks = ",".join(map(str, K))
@@ -245,7 +213,7 @@ def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: d
     runs: dict[tuple[str, str], dict] = {}
     first = True
     for name, n_queries in logs:
-        path, n_rows = cached_log(cache_dir, n_queries, md, rg)
+        path, n_rows = cached_log(cache_dir, n_queries, rg, mean_docs=md)
         if first:  # a first run may compile the Numba kernels (or load the cache)
             say("warming up the command line ...")
             wall, _ = run_timed(command(path, None))
@@ -452,14 +420,7 @@ def measure_dask(size: dict, cache_dir: str, work: str, repeat: int, rows: list,
 # --------------------------------------------------------------------------- main
 
 def machine() -> dict:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    return {"cpus": os.cpu_count(), "usable_cpus": usable, "cpu_model": cpu_model(),
-            "memory": total_memory(), "numba_threads": numba.get_num_threads(),
-            "threading_layer": threading_layer(),
-            "system": f"{platform.system()} {platform.release()}",
+    return {**machine_facts(),
             "load": ", ".join(f"{x:.1f}" for x in os.getloadavg())
             if hasattr(os, "getloadavg") else "?"}
 
