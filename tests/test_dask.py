@@ -31,6 +31,7 @@ import pytest
 
 import fastndcg
 from fastndcg.synth import synthetic_log
+from test_evaluate import write_trec_qrels, write_trec_run
 
 distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
@@ -321,19 +322,6 @@ def qrels_case(seed: int, *, int_ids=False, n=40):
     qrels_table = pa.table({"query_id": [q for q, _ in qrels], "doc_id": [d for _, d in qrels],
                             "label": pa.array(list(qrels.values()), pa.int64())})
     return run, qrels_table, qrels
-
-
-def write_trec_run(path, run: pa.Table):
-    with open(path, "w") as f:
-        for i, (q, d, s) in enumerate(zip(run["query_id"].to_pylist(), run["doc_id"].to_pylist(),
-                                          run["score"].to_pylist())):
-            f.write(f"{q} Q0 {d} {i + 1} {s!r} tag\n")
-
-
-def write_trec_qrels(path, qrels: dict):
-    with open(path, "w") as f:
-        for (q, d), rel in qrels.items():
-            f.write(f"{q}\t0\t{d}\t{rel}\n")
 
 
 def qrels_sources(tmp_path, run, qrels_table, qrels, form):
