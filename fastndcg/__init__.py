@@ -6,12 +6,57 @@ with the exact semantics of scikit-learn, trec_eval and LightGBM on request.
 >>> import fastndcg
 >>> fastndcg.ndcg([3.0, 2.0, 1.0, 0.5, 0.4], [0, 1, 2, 1, 1], [0, 3, 5], k=2, gain="linear")
 array([0.23981247, 1.        ])
+
+Importing the package is cheap: each public name imports its module on first use
+(the array functions need NumPy; ``evaluate`` also pyarrow; Numba and the cached
+kernels load at the first computation), so command-line start-up, ``--help`` and
+usage errors never pay for what they do not use.
 """
 
-from . import reference
-from .api import dcg, dcg_score, idcg, ndcg, ndcg_score
-from .evaluate import Report, evaluate
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 __all__ = ["ndcg", "dcg", "idcg", "ndcg_score", "dcg_score", "evaluate", "Report", "reference",
            "__version__"]
+
+# public name -> the module that defines it
+_WHERE = {"ndcg": "api", "dcg": "api", "idcg": "api", "ndcg_score": "api", "dcg_score": "api",
+          "evaluate": "evaluate", "Report": "evaluate"}
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
+    from . import reference
+    from .api import dcg, dcg_score, idcg, ndcg, ndcg_score
+    from .evaluate import Report, evaluate
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    elif name == "reference":
+        value = importlib.import_module(f"{__name__}.reference")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value) -> None:
+        # Importing the submodule fastndcg.evaluate sets the package attribute
+        # "evaluate" to the module, whoever imports it first; the public name is the
+        # function, which __getattr__ resolves.
+        if name in _WHERE and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -76,7 +76,8 @@ def _register_locator() -> None:
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if os.path.dirname(os.path.abspath(py_file)) != _PACKAGE_DIR:
+            inside = os.path.dirname(os.path.abspath(py_file))
+            if inside != _PACKAGE_DIR and not inside.startswith(_PACKAGE_DIR + os.sep):
                 return None
             locator = super().from_function(py_func, py_file)
             if locator is None:  # not writable: never fall back to site-packages

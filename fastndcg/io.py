@@ -20,13 +20,20 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+
+
+def _is_dataset(source) -> bool:
+    # pyarrow.dataset imports pandas (~0.2 s): never import it just to ask; a caller
+    # holding a Dataset has imported it already
+    ds = sys.modules.get("pyarrow.dataset")
+    return ds is not None and isinstance(source, ds.Dataset)
 
 __all__ = ["Source", "open_source", "read_trec_run", "read_trec_qrels", "is_parquet_file",
            "input_paths", "read_parquet_file"]
@@ -177,7 +184,7 @@ def input_paths(source) -> list[str]:
     sources."""
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
-    if isinstance(source, ds.Dataset):
+    if _is_dataset(source):
         return list(getattr(source, "files", None) or [])
     if not isinstance(source, str):
         return []
@@ -271,7 +278,7 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         [batch.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
 
 
-def _dataset_source(dataset: ds.Dataset, roles: dict[str, str], describe: str,
+def _dataset_source(dataset: "pyarrow.dataset.Dataset", roles: dict[str, str], describe: str,
                     batch_rows: int, num_rows: int | None = None) -> Source:
     check_columns(dataset.schema, roles, describe)
     cols = list(roles)
@@ -346,7 +353,7 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
         source = pa.Table.from_batches([source])
     if isinstance(source, pa.Table):
         return _table_source(source, roles, "the Arrow table", batch_rows)
-    if isinstance(source, ds.Dataset):
+    if _is_dataset(source):
         return _dataset_source(source, roles, "the Arrow dataset", batch_rows)
     if isinstance(source, pa.RecordBatchReader):
         return _reader_source(source, roles, batch_rows)

@@ -11,6 +11,7 @@ compiled specialisation)."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import re
@@ -32,7 +33,7 @@ from fastndcg import reference
 from fastndcg.synth import synthetic_log
 
 # the module (``fastndcg.evaluate`` the attribute is the function)
-SC = sys.modules["fastndcg.scattered"]
+SC = importlib.import_module("fastndcg.scattered")
 
 K = (1, 3, 5, 10)
 NAMES = [f"ndcg@{k}" for k in K]

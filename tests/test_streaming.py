@@ -9,6 +9,7 @@ reference; the in-memory ``evaluate`` path is the second comparison point.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -25,8 +26,8 @@ from fastndcg.synth import synthetic_log
 
 from test_evaluate import assert_list_mode, shuffled, write_parts
 
-SC = sys.modules["fastndcg.scattered"]
-EV = sys.modules["fastndcg.evaluate"]
+SC = importlib.import_module("fastndcg.scattered")
+EV = importlib.import_module("fastndcg.evaluate")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,36 @@
+"""Numba kernels, one module per step, loaded on first use.
+
+* :mod:`.ndcg` -- per-query top-k selection and tie-aware DCG/IDCG;
+* :mod:`.scan` -- the validation pass over scores and labels;
+* :mod:`.strings` -- per-query sorting and joining of string document ids;
+* :mod:`.hashing` -- stable hashes of query ids;
+* :mod:`.codes` -- the integer mode codes (plain Python).
+
+Importing this package costs nothing: Numba is imported (and cached kernels
+loaded) only when a kernel is first looked up, so ``import fastndcg``, ``--help``
+and usage errors never pay for the compiler.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
+
+# kernel name -> the submodule defining it
+_WHERE = {
+    "dcg_idcg_batch": "ndcg", "top_k": "ndcg", "top_values": "ndcg",
+    "scan_values": "scan",
+    "group_prefixes": "strings", "sort_strings_by_group": "strings",
+    "join_judgments": "strings",
+    "hash_int64": "hashing", "hash_strings": "hashing",
+}
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -1,0 +1,21 @@
+"""Integer codes shared by the kernels and their callers (no Numba here, so
+callers can name a mode without importing the compiler)."""
+
+# gain modes
+EXP2 = 0
+LINEAR = 1
+TABLE = 2
+# ties modes
+AVERAGE = 0
+STABLE = 1
+OPTIMISTIC = 2
+PESSIMISTIC = 3
+# what a comparison orders by
+BY_SCORE = 0
+BY_GAIN = 1
+# what scan_values reports, one column each: the first row where ...
+SCAN_NAN_SCORE = 0  # a score is NaN
+SCAN_BAD_LABEL = 1  # a label is NaN or infinite
+SCAN_NEGATIVE = 2  # a label is negative
+SCAN_FRACTION = 3  # a label is not an integer
+SCAN_N = 4
