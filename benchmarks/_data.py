@@ -1,4 +1,4 @@
-"""Seeded benchmark inputs, shared by ``benchmarks/`` and ``scripts/bench_core.py``.
+"""Seeded benchmark inputs and sizes, shared by the modules of ``benchmarks/``.
 
 * :func:`ragged` -- a CSR batch of search queries (scores, labels, offsets), with
   chosen dtypes, equal list lengths (``fixed=True``) or no tied scores
@@ -9,12 +9,16 @@
 * :func:`dense` -- a tie-heavy ``(n_rows, n_cols)`` matrix pair for ``ndcg_score``;
 * :func:`parallel_sum` -- the memory-bandwidth probe: a Numba ``prange`` loop that
   reads the same two arrays ``fastndcg.ndcg`` reads, once, and does nothing else;
-* :func:`record_rows_per_s` -- stores rows/s in a pytest-benchmark ``extra_info``.
+* :func:`record_rows_per_s` -- stores rows/s in a pytest-benchmark ``extra_info``;
+* :func:`describe` -- stores what a benchmark is for ``scripts/bench_report.py``:
+  the system, its role (``"fastndcg"``, ``"peer"`` or ``"bound"``) and the case it
+  is compared within.
 
-Sizes: :func:`sizes` gives small sizes (20,000 queries; 500 x 50) by default, so
-the test suite (and CI) runs the benchmarks quickly with ``--benchmark-disable``;
-``FASTNDCG_BENCH_FULL=1`` (or ``quick=False``) gives the full sizes (1,000,000
-queries of ~50 rows; a 20,000 x 50 matrix) that the targets refer to.
+Sizes: :func:`sizes` and :func:`shapes` give small sizes by default, so the test
+suite (and CI) runs the benchmarks quickly with ``--benchmark-disable``;
+``FASTNDCG_BENCH_FULL=1`` (or ``quick=False``) gives the full sizes that the
+targets refer to (1,000,000 queries of ~50 rows; a 20,000 x 50 matrix; ~50M rows
+for each shape of a real log).
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ import numpy as np
 FULL_SIZES = {"n_queries": 1_000_000, "dense_rows": 20_000, "dense_cols": 50}
 QUICK_SIZES = {"n_queries": 20_000, "dense_rows": 500, "dense_cols": 50}
 
+# The shapes of real logs: rows a query -> queries, for the kernel (in memory), the
+# Parquet logs (list mode: evaluate, its bare-read bound, DuckDB and polars) and the
+# Parquet runs of qrels mode (~100 documents a query). Full sizes are ~50M rows a
+# shape (10M at ~5 rows a query); quick ones ~200k-1M rows.
+KERNEL_QUERIES = {"quick": {5: 40_000, 10: 20_000, 50: 20_000, 1000: 200},
+                  "full": {5: 2_000_000, 10: 5_000_000, 50: 1_000_000, 1000: 50_000}}
+LOG_QUERIES = {"quick": {10: 20_000, 50: 20_000}, "full": {10: 5_000_000, 50: 1_000_000}}
+LOG_ROW_GROUP_ROWS = {"quick": 1 << 17, "full": 1 << 20}
+QRELS_QUERIES = {"quick": 2_000, "full": 200_000}
+
 
 def is_quick() -> bool:
     """Small sizes unless ``FASTNDCG_BENCH_FULL=1`` (read at call time)."""
@@ -38,6 +52,16 @@ def sizes(quick: bool | None = None) -> dict:
     if quick is None:
         quick = is_quick()
     return dict(QUICK_SIZES if quick else FULL_SIZES)
+
+
+def shapes(quick: bool | None = None) -> dict:
+    """Sizes of the real-log shapes: ``kernel_queries`` and ``log_queries`` (rows a
+    query -> queries), ``log_row_group_rows`` and ``qrels_queries``."""
+    if quick is None:
+        quick = is_quick()
+    mode = "quick" if quick else "full"
+    return {"kernel_queries": dict(KERNEL_QUERIES[mode]), "log_queries": dict(LOG_QUERIES[mode]),
+            "log_row_group_rows": LOG_ROW_GROUP_ROWS[mode], "qrels_queries": QRELS_QUERIES[mode]}
 
 
 def ragged(n_queries: int, mean_rows: int = 50, seed: int = 0, *, score_dtype=np.float32,
@@ -160,3 +184,23 @@ def record_rows_per_s(benchmark, n_rows: int, n_queries: int | None = None) -> N
         return
     benchmark.extra_info["rows_per_s_best"] = n_rows / stats.stats.min
     benchmark.extra_info["rows_per_s_mean"] = n_rows / stats.stats.mean
+
+
+ROLES = ("fastndcg", "peer", "bound")
+
+
+def describe(benchmark, system: str, role: str = "fastndcg", case: str = "", **info) -> None:
+    """Say in ``extra_info`` what ``benchmark`` measures, for the report.
+
+    ``system`` names it in tables; ``role`` is ``"fastndcg"`` (the thing under
+    test), ``"peer"`` (another tool doing the same work: the report gives
+    fastndcg's speed-up over it) or ``"bound"`` (a floor on the work, such as a
+    bare read or a parallel sum: the report gives fastndcg's fraction of its
+    speed); ``case`` pairs entries of one group (fastndcg's entries are compared
+    with the others of the same case; an entry with an empty case is compared
+    with every fastndcg entry of its group). ``info`` is stored as given.
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    benchmark.extra_info.update(system=system, role=role, case=case, **info)
+

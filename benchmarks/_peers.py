@@ -1,4 +1,4 @@
-"""fastndcg and its peers behind one interface, for ``benchmarks/`` and ``scripts/``.
+"""fastndcg and its peers behind one interface, for the benchmark suite.
 
 Each system is wrapped in a :class:`Runner`: ``runner.call()`` is exactly what a
 user of that system would run (the thing that is timed), and
@@ -9,7 +9,7 @@ timing either. Cutoffs are always a list: ``k=10`` means ``[10]``.
 
 Availability (peers are the optional extra ``pip install fastndcg[bench]``)::
 
-    ok, reason = available("ranx")        # "sklearn", "ranx", "pytrec_eval"
+    ok, reason = available("ranx")        # "sklearn", "ranx", "pytrec_eval", "duckdb", "polars"
     module = require("ranx")              # pytest.skip(reason) when missing
 
 Inputs (built on :mod:`benchmarks._data`: ``ragged``, ``skewed``, ``tie_free``,
@@ -32,15 +32,21 @@ Runners (``k`` an int or a list; ``gain`` "linear" or "exp2")::
     ranx_log(path, k)                                    ranx from the log via pandas (Qrels/Run.from_df) + ranx.evaluate
     fastndcg_trec_files(run, qrels, k)                   fastndcg.evaluate(run file, qrels=file, ties="trec")
     pytrec_eval_files(run, qrels, k)                     pytrec_eval parse_qrel/parse_run + RelevanceEvaluator
+    fastndcg_parquet(path, k, qrels=, ties=)             fastndcg.evaluate from Parquet, one cutoff (exp2 gain)
+    duckdb_list(path, k) / duckdb_qrels(run, qrels, k)   DuckDB SQL (DUCKDB_LIST_SQL / DUCKDB_QRELS_SQL)
+    polars_list(path, k) / polars_qrels(run, qrels, k)   polars lazy frames, written as a user would
 
     fastndcg_log(path, k, query_ids) / ranx_log(path, k, n_rows, n_queries) take the sizes
-    for rows/s; the TREC runners' per_query() is in sorted query-id order.
+    for rows/s; the TREC runners' per_query() is in sorted query-id order. The Parquet
+    runners of the last three lines return the mean from call() and a (query_id, ndcg)
+    table sorted by id from per_query(), compared with assert_same_keyed().
 
 Helpers: :func:`assert_same` (per-query equality to ``TOLERANCE`` = 1e-12, naming
 the worst query), :func:`check` (``assert_same`` of two runners' answers),
 :func:`cutoffs`, :func:`as_2d`, :func:`ranx_metrics`, :func:`ranx_build`,
 :func:`versions`. A :class:`Runner` also carries ``system`` (its name in
-reports), ``n_rows``, ``n_queries`` and ``note`` (what its input differs in).
+reports), ``n_rows``, ``n_queries``, ``note`` (what its input differs in) and
+``role`` ("fastndcg", "peer" or "bound", as in ``_data.describe``).
 
 Semantics where they meet. scikit-learn's ``ndcg_score`` is linear gain, tie-aware
 (``ties="average"``) by default, 0 where IDCG is 0; with ``ignore_ties=True`` it
@@ -71,10 +77,11 @@ from fastndcg import reference
 from . import _data
 
 INSTALL_HINT = "pip install fastndcg[bench]"
-PEERS = ("sklearn", "ranx", "pytrec_eval")
-_MODULES = {"sklearn": "sklearn.metrics", "ranx": "ranx", "pytrec_eval": "pytrec_eval"}
+PEERS = ("sklearn", "ranx", "pytrec_eval", "duckdb", "polars")
+_MODULES = {"sklearn": "sklearn.metrics", "ranx": "ranx", "pytrec_eval": "pytrec_eval",
+            "duckdb": "duckdb", "polars": "polars"}
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "ranx": "ranx",
-                  "pytrec_eval": "pytrec-eval-terrier"}
+                  "pytrec_eval": "pytrec-eval-terrier", "duckdb": "duckdb", "polars": "polars"}
 TOLERANCE = 1e-12
 
 
@@ -105,12 +112,20 @@ def require(name: str):
 
 
 def versions() -> dict[str, str]:
-    """Installed version of fastndcg, numba and every peer ("not installed" if absent)."""
+    """Installed version of fastndcg, its dependencies, pytest-benchmark and every peer
+    ("not installed" if absent)."""
     from ._report import version
 
-    names = {"fastndcg": "fastndcg", "numba": "numba", **_DISTRIBUTIONS}
-    modules = {"sklearn": "sklearn"}
+    names = {"fastndcg": "fastndcg", "numba": "numba", "numpy": "numpy", "pyarrow": "pyarrow",
+             "pytest-benchmark": "pytest-benchmark", **_DISTRIBUTIONS, "pandas": "pandas",
+             "matplotlib": "matplotlib"}
+    modules = {"sklearn": "sklearn", "pytest-benchmark": "pytest_benchmark"}
     return {n: version(dist, modules.get(n, n)) for n, dist in names.items()}
+
+
+def fastndcg_path() -> str:
+    """Where the imported fastndcg package lives (the suite may run a checkout's copy)."""
+    return os.path.dirname(os.path.abspath(fastndcg.__file__))
 
 
 # --------------------------------------------------------------------------- runners
@@ -133,6 +148,7 @@ class Runner:
     n_queries: int
     note: str = ""
     info: dict = field(default_factory=dict)
+    role: str = "peer"  # "fastndcg", "peer" or "bound" (see _data.describe)
 
 
 def cutoffs(k) -> list:
@@ -160,7 +176,8 @@ def fastndcg_kernel(scores, labels, offsets, k, *, gain="linear", ties="average"
     def call():
         return fastndcg.ndcg(scores, labels, offsets, k=_k_arg(ks), gain=gain, ties=ties)
 
-    return Runner("fastndcg", call, lambda: as_2d(call()), len(scores), len(offsets) - 1)
+    return Runner("fastndcg", call, lambda: as_2d(call()), len(scores), len(offsets) - 1,
+                  role="fastndcg")
 
 
 def reference_kernel(scores, labels, offsets, k, *, gain="linear", ties="average") -> Runner:
@@ -178,7 +195,7 @@ def reference_kernel(scores, labels, offsets, k, *, gain="linear", ties="average
 def bandwidth_probe(scores, labels) -> Runner:
     """A Numba parallel sum over the same two arrays: the memory-bandwidth bound."""
     return Runner("parallel sum (bandwidth bound)", lambda: _data.parallel_sum(scores, labels),
-                  lambda: None, len(scores), 0)
+                  lambda: None, len(scores), 0, role="bound")
 
 
 def _dense_offsets(y_true) -> np.ndarray:
@@ -202,7 +219,7 @@ def fastndcg_dense(y_true, y_score, k, *, ignore_ties: bool = False) -> Runner:
                                       k=_k_arg(ks), gain="linear",
                                       ties="stable" if ignore_ties else "average"))
 
-    return Runner("fastndcg", call, per_query, y_true.size, y_true.shape[0])
+    return Runner("fastndcg", call, per_query, y_true.size, y_true.shape[0], role="fastndcg")
 
 
 def sklearn_dense(y_true, y_score, k, *, ignore_ties: bool = False) -> Runner:
@@ -330,7 +347,7 @@ def fastndcg_qrels(data: QrelsRun, k) -> Runner:
         return fastndcg.evaluate(data.run, qrels=data.qrels, gain="linear", k=_k_arg(ks))
 
     return Runner("fastndcg", call, lambda: _reportas_2d(call(), ks, data.query_ids),
-                  data.n_rows, data.n_queries)
+                  data.n_rows, data.n_queries, role="fastndcg")
 
 
 def fastndcg_log(path: str | os.PathLike, k, query_ids: list | None = None) -> Runner:
@@ -344,7 +361,8 @@ def fastndcg_log(path: str | os.PathLike, k, query_ids: list | None = None) -> R
         return fastndcg.evaluate(path, gain="linear", k=_k_arg(ks))
 
     return Runner("fastndcg", call, lambda: _reportas_2d(call(), ks, query_ids),
-                  meta.num_rows, len(query_ids) if query_ids is not None else 0)
+                  meta.num_rows, len(query_ids) if query_ids is not None else 0,
+                  role="fastndcg")
 
 
 def ranx_metrics(k, gain: str = "linear") -> list[str]:
@@ -454,7 +472,7 @@ def fastndcg_trec_files(run: str | os.PathLike, qrels: str | os.PathLike, k) -> 
         order = np.argsort(np.array(report.per_query.column(0).to_pylist(), dtype=object))
         return _reportas_2d(report, ks, None)[order]
 
-    return Runner("fastndcg", call, per_query, 0, 0)
+    return Runner("fastndcg", call, per_query, 0, 0, role="fastndcg")
 
 
 def pytrec_eval_files(run: str | os.PathLike, qrels: str | os.PathLike, k) -> Runner:
@@ -482,6 +500,231 @@ def pytrec_eval_files(run: str | os.PathLike, qrels: str | os.PathLike, k) -> Ru
                         dtype=np.float64).reshape(-1, len(ks))
 
     return Runner("pytrec_eval end to end", call, per_query, 0, 0)
+
+
+# --------------------------------------------------------------------------- SQL, DataFrames
+
+# NDCG@k written the way a user of DuckDB would write it: ranks by row_number()
+# over each query (ties broken by the row's position in the file: list mode; or by
+# document id descending as strings: trec_eval's rule in qrels mode), the ideal
+# ranks by label, exp2 gains, 1/log2(rank + 1) discounts down to rank k, DCG and
+# IDCG summed per query, 0 where IDCG is 0.
+# NDCG@k from ``ranked`` and ``ideal`` (query_id, label, rnk): what both SQL peers share
+_DUCKDB_NDCG_SQL = """
+dcg as (
+    select query_id, sum((pow(2, label) - 1) / log2(rnk + 1)) as dcg
+    from ranked where rnk <= {k} group by query_id),
+idcg as (
+    select query_id, sum((pow(2, label) - 1) / log2(rnk + 1)) as idcg
+    from ideal where rnk <= {k} group by query_id),
+per_query as (
+    select query_id, case when idcg > 0 then dcg / idcg else 0 end as ndcg
+    from dcg join idcg using (query_id))
+"""
+
+DUCKDB_LIST_SQL = """
+with log as (
+    select {query} as query_id, {score} as score, {label} as label, file_row_number as pos
+    from read_parquet({path}, file_row_number = true)),
+ranked as (
+    select query_id, label,
+           row_number() over (partition by query_id order by score desc, pos) as rnk
+    from log),
+ideal as (
+    select query_id, label,
+           row_number() over (partition by query_id order by label desc) as rnk
+    from log),""" + _DUCKDB_NDCG_SQL
+
+# qrels mode: the run left-joined to its judgments (unjudged = grade 0), the ideal
+# list from every judged document of the query (retrieved or not), trec_eval's tie
+# rule; queries of the run without any judgment are left out (as fastndcg does).
+DUCKDB_QRELS_SQL = """
+with run as (
+    select {query} as query_id, {doc} as doc_id, {score} as score from read_parquet({run})),
+qrels as (
+    select {query} as query_id, {doc} as doc_id, {label} as label from read_parquet({qrels})),
+judged as (
+    select r.query_id, r.doc_id, r.score, coalesce(q.label, 0) as label
+    from run r left join qrels q on r.query_id = q.query_id and r.doc_id = q.doc_id),
+ranked as (
+    select query_id, label,
+           row_number() over (partition by query_id
+                              order by score desc, cast(doc_id as varchar) desc) as rnk
+    from judged),
+ideal as (
+    select query_id, label,
+           row_number() over (partition by query_id order by label desc) as rnk
+    from qrels),""" + _DUCKDB_NDCG_SQL
+
+
+def _sql_text(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _one_cutoff(k) -> int:
+    ks = cutoffs(k)
+    if len(ks) != 1 or ks[0] is None:
+        raise ValueError(f"the SQL and DataFrame peers compute one cutoff, got k={k!r}")
+    return ks[0]
+
+
+def sorted_by_id(table: pa.Table, id_column: str, value_column: str) -> pa.Table:
+    """``(query_id, ndcg)`` of a per-query table, sorted by query id."""
+    out = pa.table({"query_id": table[id_column], "ndcg": table[value_column]})
+    return out.sort_by("query_id")
+
+
+def _duckdb_runner(system: str, sql: str, n_rows: int) -> Runner:
+    import duckdb
+
+    con = duckdb.connect()
+
+    def call():  # what a user wants: the mean
+        return con.sql(sql + "select avg(ndcg) from per_query").fetchall()[0][0]
+
+    def per_query():
+        rel = con.sql(sql + "select query_id, ndcg from per_query order by query_id")
+        # to_arrow_table: DuckDB >= 1.4 (fetch_arrow_table is deprecated there)
+        return (getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table)()
+
+    return Runner(system, call, per_query, n_rows, 0,
+                  note="SQL: row_number() over (partition by query ...), mean only")
+
+
+def duckdb_list(path, k=10, *, query="query_id", score="score", label="label",
+                n_rows: int = 0) -> Runner:
+    """DuckDB SQL, list mode from a Parquet log: NDCG@k (exp2 gain) with input order
+    breaking score ties (fastndcg ``ties="stable"``). ``call()`` returns the mean,
+    ``per_query()`` a ``(query_id, ndcg)`` table sorted by id."""
+    sql = DUCKDB_LIST_SQL.format(path=_sql_text(path), query=query, score=score, label=label,
+                                 k=_one_cutoff(k))
+    return _duckdb_runner("DuckDB SQL", sql, n_rows)
+
+
+def duckdb_qrels(run, qrels, k=10, *, query="query_id", doc="doc_id", score="score",
+                 label="label", n_rows: int = 0) -> Runner:
+    """DuckDB SQL, qrels mode from Parquet run and qrels files: NDCG@k (exp2 gain),
+    trec_eval's tie rule and IDCG from all judged documents."""
+    sql = DUCKDB_QRELS_SQL.format(run=_sql_text(run), qrels=_sql_text(qrels), query=query,
+                                  doc=doc, score=score, label=label, k=_one_cutoff(k))
+    return _duckdb_runner("DuckDB SQL", sql, n_rows)
+
+
+def _polars_dcg(rank, k: int, name: str):
+    """DCG@k of a group as a polars user writes it: exp2 gains over 1/log2(rank + 1),
+    down to rank k."""
+    import polars as pl
+
+    gain = 2.0 ** pl.col("label") - 1.0
+    return (gain / (rank.cast(pl.Float64) + 1.0).log(2)).filter(rank <= k).sum().alias(name)
+
+
+def _polars_ndcg_column(frame):
+    import polars as pl
+
+    return frame.with_columns(ndcg=pl.when(pl.col("idcg") > 0)
+                              .then(pl.col("dcg") / pl.col("idcg")).otherwise(0.0))
+
+
+def _polars_runner(system: str, per_query_frame, n_rows: int, note: str) -> Runner:
+    import polars as pl
+
+    def call():
+        return per_query_frame().select(pl.col("ndcg").mean()).collect().item()
+
+    def per_query():
+        frame = per_query_frame().sort("query_id").collect()
+        return frame.select("query_id", "ndcg").to_arrow()
+
+    return Runner(system, call, per_query, n_rows, 0, note=note)
+
+
+def polars_list(path, k=10, *, query="query_id", score="score", label="label",
+                n_rows: int = 0) -> Runner:
+    """polars (lazy), list mode from a Parquet log: NDCG@k (exp2 gain), score ties
+    broken by the row's position in the file: ``rank("ordinal")`` gives tied values
+    distinct ranks in the order they occur, and ``over(query)`` keeps each query's
+    rows in file order."""
+    import polars as pl
+
+    cut = _one_cutoff(k)
+
+    def frame():
+        log = pl.scan_parquet(path).select(pl.col(query).alias("query_id"),
+                                           pl.col(score).alias("score"),
+                                           pl.col(label).alias("label"))
+        ranked = log.with_columns(
+            rnk=pl.col("score").rank("ordinal", descending=True).over("query_id"),
+            irnk=pl.col("label").rank("ordinal", descending=True).over("query_id"))
+        return _polars_ndcg_column(ranked.group_by("query_id").agg(
+            _polars_dcg(pl.col("rnk"), cut, "dcg"), _polars_dcg(pl.col("irnk"), cut, "idcg")))
+
+    return _polars_runner("polars", frame, n_rows,
+                          "lazy scan_parquet, rank('ordinal').over(query), mean only")
+
+
+def polars_qrels(run, qrels, k=10, *, query="query_id", doc="doc_id", score="score",
+                 label="label", n_rows: int = 0) -> Runner:
+    """polars (lazy), qrels mode from Parquet files: left join, trec_eval's tie rule
+    (score, then document id as a string, both descending: an ordinal rank of the
+    struct), the ideal list from the qrels."""
+    import polars as pl
+
+    cut = _one_cutoff(k)
+
+    def frame():
+        r = pl.scan_parquet(run).select(pl.col(query).alias("query_id"),
+                                        pl.col(doc).alias("doc_id"),
+                                        pl.col(score).alias("score"))
+        j = pl.scan_parquet(qrels).select(pl.col(query).alias("query_id"),
+                                          pl.col(doc).alias("doc_id"),
+                                          pl.col(label).alias("label"))
+        judged = r.join(j, on=["query_id", "doc_id"], how="left").with_columns(
+            pl.col("label").fill_null(0))
+        ranked = judged.with_columns(
+            rnk=pl.struct(pl.col("score"), pl.col("doc_id").cast(pl.String))
+            .rank("ordinal", descending=True).over("query_id"))
+        ideal = j.with_columns(irnk=pl.col("label").rank("ordinal", descending=True)
+                               .over("query_id"))
+        return _polars_ndcg_column(
+            ranked.group_by("query_id").agg(_polars_dcg(pl.col("rnk"), cut, "dcg")).join(
+                ideal.group_by("query_id").agg(_polars_dcg(pl.col("irnk"), cut, "idcg")),
+                on="query_id"))
+
+    return _polars_runner("polars", frame, n_rows,
+                          "lazy: left join, struct rank('ordinal').over(query), mean only")
+
+
+def fastndcg_parquet(path, k=10, *, qrels=None, ties="stable", n_rows: int = 0,
+                     **options) -> Runner:
+    """``fastndcg.evaluate(path, k=[k], ties=..., qrels=...)`` from Parquet files;
+    ``call()`` returns the mean, ``per_query()`` a ``(query_id, ndcg)`` table sorted
+    by id (comparable with :func:`duckdb_list` and friends)."""
+    cut = _one_cutoff(k)
+    extra = {} if qrels is None else {"qrels": qrels}
+
+    def report():
+        return fastndcg.evaluate(path, k=[cut], ties=ties, **extra, **options)
+
+    def per_query():
+        table = report().per_query
+        return sorted_by_id(table, table.column_names[0], f"ndcg@{cut}")
+
+    return Runner("fastndcg", lambda: report().mean[f"ndcg@{cut}"], per_query, n_rows, 0,
+                  role="fastndcg")
+
+
+def assert_same_keyed(expected: pa.Table, got: pa.Table, *, tol: float = 1e-9,
+                      what: str = "") -> None:
+    """Two ``(query_id, ndcg)`` tables sorted by id: the same ids (compared as
+    strings when the types differ) and values equal to ``tol``."""
+    a, b = expected["query_id"], got["query_id"]
+    if a.type != b.type:
+        a, b = a.cast(pa.string()), b.cast(pa.string())
+    if len(a) != len(b) or not a.equals(b):
+        raise AssertionError(f"{what}: different queries ({len(a):,} vs {len(b):,}; first "
+                             f"ids {a[:3].to_pylist()} vs {b[:3].to_pylist()})")
+    assert_same(expected["ndcg"].to_numpy(), got["ndcg"].to_numpy(), tol=tol, what=what)
 
 
 # --------------------------------------------------------------------------- checks

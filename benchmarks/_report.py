@@ -1,9 +1,11 @@
-"""Helpers shared by the benchmark scripts (``scripts/bench_*.py``).
+"""Helpers shared by the benchmark suite and the scripts (``scripts/bench_*.py``).
 
-Timing (:func:`best_of`), the machine (:func:`cpu_model`, :func:`total_memory`,
-:func:`threading_layer`), library versions (:func:`version`) and the cells of the
-markdown report (:func:`met`, :func:`fmt_time`) and the report's table
-(:func:`print_table`).
+Timing for ``scripts/bench_scale.py`` (:func:`best_of`), the machine
+(:func:`machine_facts`: :func:`cpu_model`, :func:`total_memory`,
+:func:`threading_layer`; recorded into the suite's JSON by
+``benchmarks/conftest.py``), library versions (:func:`version`) and the cells of
+markdown reports (:func:`met`, :func:`fmt_time`, :func:`fmt_bytes`,
+:func:`print_table`).
 """
 
 from __future__ import annotations
@@ -100,6 +102,11 @@ def fmt_time(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.1f} ms"
     return f"{seconds * 1e6:.0f} µs"
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes as ``"1.23 GiB"`` or ``"456 MiB"``."""
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
 
 
 def print_table(title: str, rows, quick: bool = False) -> None:

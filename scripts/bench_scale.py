@@ -18,7 +18,7 @@ What is measured:
    runs once; its rows/s is taken from the subprocess' wall clock (start-up
    included) and from the ``seconds`` it reports (the evaluation alone). The peak
    is ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` read by a small intermediate
-   interpreter (``scripts/bench_evaluate.py``'s ``run_peak_rss``; it explains why
+   interpreter (``benchmarks/_procs.py``'s ``run_peak_rss``; it explains why
    not from this process). The per-query file is checked to hold every query and
    the means to equal those of the means-only run.
 2. 100,000,000 rows in 20 Parquet files (~50 rows a query, the first 100M rows
@@ -85,7 +85,7 @@ from fastndcg.synth import SCHEMA  # noqa: E402
 
 # Dask's worker processes are started with "spawn", which imports this script again
 # in every worker: the helpers that pull in pytest (benchmarks.test_bench_scale) and
-# bench_evaluate are imported inside the functions that use them, so workers stay
+# the benchmark helpers are imported inside the functions that use them, so workers stay
 # lean and the cluster start-up measured here is that of a plain script.
 
 K = [1, 3, 5, 10]
@@ -188,8 +188,9 @@ def enough_disk(cache_dir: str, wanted: list[bool]) -> tuple[bool, float]:
 # --------------------------------------------------------------------------- 1. memory
 
 def measure_memory(size: dict, cache_dir: str, work: str, rows: list, results: dict) -> None:
-    from bench_evaluate import (cached_log, check_json, cli_command, fmt_bytes, run_peak_rss,
-                                run_timed)
+    from benchmarks._files import cached_log
+    from benchmarks._procs import check_json, cli_command, run_peak_rss, run_timed
+    from benchmarks._report import fmt_bytes
 
     cli, cli_name = cli_command()
     ks = ",".join(map(str, K))

@@ -1,0 +1,101 @@
+"""Shared fixtures of the benchmark suite, and what the JSON records about the run.
+
+Fixtures (session-scoped; quick sizes in pytest's temporary folder, full sizes
+with ``FASTNDCG_BENCH_FULL=1`` written once into ``_files.cache_dir()`` and
+reused by later runs):
+
+* ``parquet_log(mean_docs)`` -- (path, rows, queries) of a synthetic Parquet log
+  of ~``mean_docs`` rows a query (10 or 50; sizes in ``_data.shapes()``);
+* ``run_qrels(kind)`` -- (run path, qrels path, run rows, judgments) of a Parquet
+  run of ~100 documents a query and its qrels, ``kind`` "int64" or "string" ids.
+
+Benchmarks marked ``heavy`` are skipped at quick sizes and run at full sizes
+unless deselected (``-m "not heavy"``).
+
+``pytest --benchmark-json=FILE`` then also records, under ``machine_info``, the
+machine (``_report.machine_facts``), the library versions, the load average at
+the start and the end, and whether the sizes were full: ``scripts/bench_report.py``
+renders the report from that file alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+import platform
+from pathlib import Path
+
+import pytest
+
+from benchmarks import _data, _files
+
+
+def _load() -> list[float] | None:
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+_STARTED = {"load": _load(), "time": _dt.datetime.now(_dt.timezone.utc).isoformat()}
+
+
+@pytest.fixture(scope="session")
+def _input_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("bench-inputs") if _data.is_quick() else _files.cache_dir()
+
+
+@pytest.fixture(scope="session")
+def parquet_log(_input_dir):
+    """``parquet_log(mean_docs)`` -> (path, rows, queries) of the synthetic log."""
+    shapes = _data.shapes()
+
+    @functools.cache
+    def get(mean_docs: int):
+        n_q = shapes["log_queries"][mean_docs]
+        path, rows = _files.cached_log(_input_dir, n_q, shapes["log_row_group_rows"],
+                                       mean_docs=mean_docs)
+        return path, rows, n_q
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def run_qrels(_input_dir):
+    """``run_qrels(kind)`` -> (run, qrels, run rows, judgments), Parquet files."""
+    queries = _data.shapes()["qrels_queries"]
+    return functools.cache(lambda kind: _files.cached_run_qrels(_input_dir, queries, kind))
+
+
+# --------------------------------------------------------------------------- heavy
+
+def pytest_collection_modifyitems(config, items):
+    """At quick sizes, benchmarks marked heavy are skipped (they take long whatever the
+    size, such as compiling every kernel from an empty cache); with
+    ``FASTNDCG_BENCH_FULL=1`` they run unless deselected with ``-m "not heavy"``."""
+    if not _data.is_quick():
+        return
+    skip = pytest.mark.skip(reason="heavy: runs with FASTNDCG_BENCH_FULL=1 "
+                                   "(deselect there with -m 'not heavy')")
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if item.get_closest_marker("heavy") is not None and here in Path(item.path).parents:
+            item.add_marker(skip)
+
+
+# --------------------------------------------------------------------------- JSON
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    from benchmarks import _peers
+    from benchmarks._report import machine_facts
+
+    machine_info["fastndcg_bench"] = {
+        "machine": machine_facts(),
+        "versions": _peers.versions(),
+        "python": platform.python_version(),
+        "full_sizes": not _data.is_quick(),
+        "shapes": _data.shapes(),
+        "started": _STARTED["time"],
+        "load_start": _STARTED["load"],
+        "load_end": _load(),
+        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "fastndcg_path": _peers.fastndcg_path(),
+    }
