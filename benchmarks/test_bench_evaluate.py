@@ -1,10 +1,15 @@
 """End-to-end benchmarks of ``fastndcg.evaluate`` (pytest-benchmark).
 
-Group "evaluate": ``fastndcg.evaluate`` on a Parquet log written by
-``fastndcg.synth.write_synthetic_log`` (quick: 20,000 queries, ~1M rows, row groups
-of 131,072 rows; full: 1,000,000 queries, ~50M rows, row groups of 1,048,576 rows);
-checks the row and query counts and, on the first queries, the pure-Python
-reference; records rows/s in ``extra_info``.
+Groups ``evaluate-10rows`` and ``evaluate-50rows``: ``fastndcg.evaluate(path,
+k=[1, 3, 5, 10])`` on a Parquet log written by ``fastndcg.synth.write_synthetic_log``
+(``query_id`` int64, ``doc_id`` int64, ``score`` float32, ``label`` int8) of ~10 and
+~50 rows a query (quick: 20,000 queries; full: ~50M rows each, 5,000,000 and
+1,000,000 queries, row groups of 1,048,576 rows), beside pyarrow's bare read of
+the same three columns of the same file, two ways: ``pq.ParquetFile(path).
+iter_batches(columns=...)`` consumed fully, and ``read_row_group(i, columns=...)``
+one row group at a time. The report takes the faster of the two as the bound and
+gives evaluate's fraction of it. Before timing, evaluate's row and query counts
+are checked, and its first queries against the pure-Python reference.
 
 Group "trec": qrels mode from TREC text files (quick: 500 queries x 100 documents;
 full: 20,000 x 100), ``fastndcg.evaluate(run, qrels=..., gain="linear",
@@ -17,9 +22,6 @@ Every function is called once before it is timed (Numba compilation or loading t
 on-disk cache is never part of a measurement). Small by default, since the suite
 runs with ``--benchmark-disable``; full size and timings:
 ``FASTNDCG_BENCH_FULL=1 pytest benchmarks/test_bench_evaluate.py --benchmark-enable``.
-
-``write_trec_files``, ``fastndcg_trec``, ``pytrec_end_to_end`` and
-``assert_same_as_pytrec`` are shared with ``scripts/bench_evaluate.py``.
 """
 
 from __future__ import annotations
@@ -37,15 +39,13 @@ import pytest
 import fastndcg
 from benchmarks import _data, _peers
 from fastndcg import reference
-from fastndcg.synth import write_synthetic_log
 
 K = [1, 3, 5, 10]
 TOLERANCE = 1e-12
 
-QUICK_SIZES = {"log_queries": 20_000, "log_row_group_rows": 1 << 17,
-               "trec_queries": 500, "trec_docs": 100}
-FULL_SIZES = {"log_queries": 1_000_000, "log_row_group_rows": 1 << 20,
-              "trec_queries": 20_000, "trec_docs": 100}
+QUICK_SIZES = {"trec_queries": 500, "trec_docs": 100}
+FULL_SIZES = {"trec_queries": 20_000, "trec_docs": 100}
+LOG_COLUMNS = ["query_id", "score", "label"]  # what list mode reads
 
 
 def sizes(quick: bool | None = None) -> dict:
@@ -146,16 +146,6 @@ def have_pytrec_eval() -> bool:
 # --------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="session")
-def parquet_log(tmp_path_factory) -> tuple[Path, int, int]:
-    """(path, rows, queries) of the synthetic log."""
-    s = sizes()
-    path = tmp_path_factory.mktemp("bench-evaluate") / "log.parquet"
-    rows = write_synthetic_log(path, s["log_queries"], seed=0,
-                               row_group_rows=s["log_row_group_rows"])
-    return path, rows, s["log_queries"]
-
-
-@pytest.fixture(scope="session")
 def trec_files(tmp_path_factory) -> tuple[Path, Path, int]:
     s = sizes()
     return write_trec_files(tmp_path_factory.mktemp("bench-trec"), s["trec_queries"],
@@ -192,15 +182,48 @@ def _check_against_reference(path: Path, report: fastndcg.Report, n_check: int =
     np.testing.assert_allclose(got, expected, rtol=0, atol=TOLERANCE)
 
 
-@pytest.mark.benchmark(group="evaluate")
-def test_evaluate_parquet_log(benchmark, parquet_log):
-    path, n_rows, n_queries = parquet_log
+@pytest.fixture(scope="module", params=[10, 50], ids=lambda n: f"{n}rows")
+def log(request, parquet_log) -> tuple[int, str, int, int]:
+    """(rows a query, path, rows, queries) of the log; evaluate's warm-up call and
+    checks happen here."""
+    path, n_rows, n_queries = parquet_log(request.param)
     warm = fastndcg.evaluate(path, k=K)  # compile / load the cache
     assert (warm.n_rows, warm.n_queries) == (n_rows, n_queries)
     _check_against_reference(path, warm)
+    return request.param, path, n_rows, n_queries
+
+
+def test_evaluate_parquet_log(benchmark, log):
+    rows_per_query, path, n_rows, n_queries = log
+    benchmark.group = f"evaluate-{rows_per_query}rows"
     report = benchmark(fastndcg.evaluate, path, k=K)
     assert (report.n_rows, report.n_queries) == (n_rows, n_queries)
-    assert report.mean == warm.mean
+    _data.describe(benchmark, "fastndcg.evaluate(path)", "fastndcg", k=K,
+                   rows_per_query=rows_per_query)
+    _data.record_rows_per_s(benchmark, n_rows, n_queries)
+
+
+def read_iter_batches(path) -> int:
+    """pyarrow's bare read: the three columns, all batches of ``iter_batches``; rows."""
+    return sum(b.num_rows for b in pq.ParquetFile(path).iter_batches(columns=LOG_COLUMNS))
+
+
+def read_row_groups(path) -> int:
+    """pyarrow's bare read: the three columns, one ``read_row_group`` at a time; rows."""
+    f = pq.ParquetFile(path)
+    return sum(f.read_row_group(i, columns=LOG_COLUMNS).num_rows
+               for i in range(f.num_row_groups))
+
+
+@pytest.mark.parametrize("how", ["iter_batches", "read_row_group"])
+def test_bare_read(benchmark, log, how):
+    rows_per_query, path, n_rows, n_queries = log
+    benchmark.group = f"evaluate-{rows_per_query}rows"
+    read = read_iter_batches if how == "iter_batches" else read_row_groups
+    assert read(path) == n_rows  # warm the page cache the same way for both
+    assert benchmark(read, path) == n_rows
+    _data.describe(benchmark, f"pyarrow bare read ({how})", "bound", columns=LOG_COLUMNS,
+                   rows_per_query=rows_per_query)
     _data.record_rows_per_s(benchmark, n_rows, n_queries)
 
 
@@ -211,6 +234,8 @@ def test_fastndcg_qrels_mode(benchmark, trec_files, trec_expected):
     run, qrels, n_rows = trec_files
     report = benchmark(fastndcg_trec, run, qrels)
     assert report.per_query.equals(trec_expected.per_query)
+    _data.describe(benchmark, "fastndcg.evaluate(run, qrels=...) from TREC files", "fastndcg",
+                   k=K, gain="linear", ties="trec")
     _data.record_rows_per_s(benchmark, n_rows, report.n_queries)
 
 
@@ -222,4 +247,5 @@ def test_pytrec_eval_end_to_end(benchmark, trec_files, trec_expected):
     run, qrels, n_rows = trec_files
     theirs = benchmark.pedantic(pytrec_end_to_end, args=(run, qrels), rounds=3, iterations=1)
     assert_same_as_pytrec(trec_expected, theirs)
+    _data.describe(benchmark, "pytrec_eval parse + RelevanceEvaluator", "peer", k=K)
     _data.record_rows_per_s(benchmark, n_rows, len(theirs))

@@ -17,8 +17,10 @@ system and input size, the systems wrapped by ``benchmarks/_peers.py``:
 * ``ranx-parquet`` -- a Parquet log end to end: ``fastndcg.evaluate(path)``
   against ranx reading it through pandas.
 
-(Parquet logs and TREC files against pytrec_eval: groups ``evaluate`` and ``trec``
-in ``test_bench_evaluate.py``.)
+(Elsewhere: the shapes of real logs in ``test_bench_core.py``; Parquet logs
+against pyarrow's bare read, and TREC files against pytrec_eval, in
+``test_bench_evaluate.py``; DuckDB and polars in ``test_bench_sql.py``; fresh
+processes in ``test_bench_startup.py``.)
 
 In the kernel groups the systems are ``fastndcg`` (the kernel), ``probe`` (a Numba
 parallel sum over the same two arrays: the memory-bandwidth bound),
@@ -43,7 +45,8 @@ skipped, saying so; inputs too large for a slow peer are skipped too.
 
 Sizes are small by default (the test suite and CI run this with
 ``--benchmark-disable``, under a minute); ``FASTNDCG_BENCH_FULL=1`` gives the
-full ranges (the 1e7-query batch and the 10M-row query only there):
+full ranges (the 1e7-query batch and the 10M-row query only there; the 1e7-query
+batch and ranx at 1e5 queries are marked heavy: ``-m "not heavy"`` leaves them out):
 ``FASTNDCG_BENCH_FULL=1 pytest benchmarks/test_bench_peers.py --benchmark-enable``.
 """
 
@@ -79,6 +82,8 @@ DTYPE_QUERIES = pick(20_000, 1_000_000)
 DENSE = pick([(500, 50)], [(20_000, 50), (1_000, 1_000)])
 RANX_QUERIES = pick([1_000], [10_000, 100_000])
 RANX_UNRETRIEVED = 5  # judged documents per query that the run does not retrieve
+HEAVY_QUERIES = 10_000_000  # kernel-queries from here on (200M rows) are marked heavy
+HEAVY_RANX_QUERIES = 100_000  # ranx groups from here on (5M rows of Python dicts): heavy
 
 REFERENCE_MAX_ROWS = 100_000  # timed only up to here (pure Python, ~1 s)
 REFERENCE_CHECK_ROWS = 20_000  # larger inputs: checked on their first queries
@@ -99,7 +104,7 @@ def timed(benchmark, runner: P.Runner, *, rounds: int | None = None, warm: bool 
         result = benchmark(runner.call)
     else:
         result = benchmark.pedantic(runner.call, rounds=rounds, iterations=1)
-    benchmark.extra_info.update(system=runner.system, note=runner.note, **info)
+    benchmark.extra_info.update(system=runner.system, role=runner.role, note=runner.note, **info)
     _data.record_rows_per_s(benchmark, runner.n_rows, runner.n_queries)
     return result
 
@@ -115,6 +120,7 @@ class Case:
     build: Callable[[], tuple]
     k: object = field(default_factory=lambda: list(K))
     dense: bool = False  # equal-length lists: scikit-learn can take them
+    heavy: bool = False  # marked heavy (deselected by -m "not heavy")
 
     def __str__(self) -> str:
         return f"{self.group}-{self.label}"
@@ -166,7 +172,8 @@ class Case:
 
 
 def _kernel_cases() -> list[Case]:
-    cases = [Case("kernel-queries", f"{n:.0e}", lambda n=n: _data.ragged(n, QUERY_ROWS))
+    cases = [Case("kernel-queries", f"{n:.0e}", lambda n=n: _data.ragged(n, QUERY_ROWS),
+                  heavy=n >= HEAVY_QUERIES)
              for n in QUERIES]
     cases += [Case("kernel-length", f"len{m}",
                    lambda m=m: _data.ragged(max(1, LENGTH_ROWS // m), m, fixed=True),
@@ -184,7 +191,13 @@ def _kernel_cases() -> list[Case]:
     return cases
 
 
-@pytest.fixture(scope="module", params=_kernel_cases(), ids=str)
+def _params(values, heavy, ids=str) -> list:
+    """``values`` as pytest params, those where ``heavy(value)`` marked heavy."""
+    return [pytest.param(v, marks=[pytest.mark.heavy] if heavy(v) else [], id=ids(v))
+            for v in values]
+
+
+@pytest.fixture(scope="module", params=_params(_kernel_cases(), lambda c: c.heavy))
 def case(request) -> Case:
     """Module-scoped, so pytest runs every system on one input before building the next;
     the input and its variants are dropped afterwards."""
@@ -282,11 +295,15 @@ def _dense_pair(dense_inputs, ignore_ties: bool):
     return fast, y_true.shape
 
 
+def _dense_case(shape, ignore_ties: bool) -> str:
+    return f"{shape[0]}x{shape[1]} {'ignore_ties (tie-free data)' if ignore_ties else 'tie-aware'}"
+
+
 @pytest.mark.benchmark(group="sklearn-dense")
 @pytest.mark.parametrize("ignore_ties", [False, True], ids=["tie-aware", "ignore-ties"])
 def test_dense_fastndcg(benchmark, dense_inputs, ignore_ties):
     runner, shape = _dense_pair(dense_inputs, ignore_ties)
-    result = timed(benchmark, runner, warm=False, case=f"{shape[0]}x{shape[1]}",
+    result = timed(benchmark, runner, warm=False, case=_dense_case(shape, ignore_ties),
                    ignore_ties=ignore_ties)
     assert 0.0 <= result[0] <= 1.0
 
@@ -299,12 +316,13 @@ def test_dense_sklearn(benchmark, dense_inputs, ignore_ties):
     y_true, y_score = dense_inputs[ignore_ties]
     runner = P.sklearn_dense(y_true, y_score, None, ignore_ties=ignore_ties)
     timed(benchmark, runner, rounds=SLOW_ROUNDS, warm=False,
-          case="x".join(map(str, y_true.shape)), ignore_ties=ignore_ties)
+          case=_dense_case(y_true.shape, ignore_ties), ignore_ties=ignore_ties)
 
 
 # --------------------------------------------------------------------------- ranx
 
-@pytest.fixture(scope="module", params=RANX_QUERIES, ids=lambda n: f"{n:.0e}")
+@pytest.fixture(scope="module", params=_params(RANX_QUERIES, lambda n: n >= HEAVY_RANX_QUERIES,
+                                               ids=lambda n: f"{n:.0e}"))
 def ranx_data(request) -> tuple[P.QrelsRun, np.ndarray]:
     """Tie-free run of ~50 rows per query, judged, plus unretrieved judged documents;
     and fastndcg's answer (its warm-up call)."""
@@ -330,7 +348,8 @@ def test_ranx_peer(benchmark, ranx_data, what):
     timed(benchmark, runner, rounds=SLOW_ROUNDS, warm=False, case=f"{data.n_queries:.0e}", k=K)
 
 
-@pytest.fixture(scope="module", params=RANX_QUERIES, ids=lambda n: f"{n:.0e}")
+@pytest.fixture(scope="module", params=_params(RANX_QUERIES, lambda n: n >= HEAVY_RANX_QUERIES,
+                                               ids=lambda n: f"{n:.0e}"))
 def ranx_log(request, tmp_path_factory):
     """A tie-free Parquet log (string ids, float64 scores, int64 labels) and its queries."""
     scores, labels, offsets = _data.ragged(request.param, 50, tie_free=True, seed=1)

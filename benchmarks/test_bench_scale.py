@@ -45,10 +45,10 @@ TOLERANCE = 1e-12
 
 QUICK_SIZES = {"log_queries": 20_000, "log_mean_docs": 5, "log_row_group_rows": 1 << 14,
                "split_rows": 400_000, "split_files": 8, "split_mean_docs": 50,
-               "split_row_group_rows": 1 << 15}
+               "split_row_group_rows": 1 << 15, "memory_queries": 80_000}
 FULL_SIZES = {"log_queries": 3_000_000, "log_mean_docs": 5, "log_row_group_rows": 1 << 20,
               "split_rows": 20_000_000, "split_files": 20, "split_mean_docs": 50,
-              "split_row_group_rows": 1 << 20}
+              "split_row_group_rows": 1 << 20, "memory_queries": 4_000_000}
 
 
 def sizes(quick: bool | None = None) -> dict:
@@ -190,6 +190,7 @@ def split_expected(split_dataset, dask_client) -> fastndcg.Report:
 # --------------------------------------------------------------------------- per-query
 
 PER_QUERY = {"none": None, "false": False, "file": "per_query.parquet", "dir": "per_query_parts"}
+PER_QUERY_LABEL = {"none": "None", "false": "False", "file": "'OUT.parquet'", "dir": "'DIR/'"}
 
 
 @pytest.mark.benchmark(group="per-query")
@@ -204,6 +205,8 @@ def test_evaluate_per_query(benchmark, scale_log, in_memory, target, tmp_path):
     if isinstance(per_query, Path):  # all queries written (the values were checked above)
         files = [per_query] if per_query.is_file() else sorted(per_query.glob("part-*.parquet"))
         assert sum(pq.read_metadata(f).num_rows for f in files) == n_queries
+    _data.describe(benchmark, f"fastndcg.evaluate(path, per_query={PER_QUERY_LABEL[target]})",
+                   "fastndcg", case=target, rows_per_query=sizes()["log_mean_docs"])
     _data.record_rows_per_s(benchmark, n_rows, n_queries)
 
 
@@ -214,6 +217,8 @@ def test_single_process_files(benchmark, split_dataset, split_expected):
     folder, n_rows = split_dataset
     report = benchmark(fastndcg.evaluate, folder, k=K, per_query=False)
     assert_same_answer(report, split_expected, tables=False)
+    _data.describe(benchmark, "fastndcg.evaluate(DIR, per_query=False), one process",
+                   "fastndcg", case="single", files=sizes()["split_files"])
     _data.record_rows_per_s(benchmark, n_rows, report.n_queries)
 
 
@@ -225,5 +230,36 @@ def test_dask_two_workers(benchmark, split_dataset, split_expected, dask_client)
     report = benchmark(fastndcg.dask.evaluate, folder, client=dask_client, k=K,
                        per_query=False)
     assert_same_answer(report, split_expected, tables=False)
+    _data.describe(benchmark, "fastndcg.dask.evaluate(DIR, per_query=False), 2 workers x 1 thread",
+                   "fastndcg", case="dask", workers=2, files=sizes()["split_files"])
     _data.record_rows_per_s(benchmark, n_rows, report.n_queries)
-    benchmark.extra_info["workers"] = 2
+
+
+# --------------------------------------------------------------------------- memory
+
+@pytest.mark.heavy
+@pytest.mark.benchmark(group="memory")
+def test_cli_peak_memory(benchmark, _input_dir):
+    """``fastndcg evaluate LOG -k 1,3,5,10 --format json`` on the 200M-row log (4,000,000
+    queries of ~50 rows; written once into the cache, ~1.2 GB): its peak resident
+    memory (DESIGN.md: <= 1 GiB) in ``extra_info["peak_rss"]``, one round."""
+    from benchmarks import _files, _procs
+
+    n_queries = sizes()["memory_queries"]
+    path, n_rows = _files.cached_log(_input_dir, n_queries, 1 << 20)
+    cli, name = _procs.cli_command()
+    cmd = [*cli, "evaluate", path, "-k", ",".join(map(str, K)), "--format", "json"]
+    peaks = []
+
+    def once():
+        peak, _, out = _procs.run_peak_rss(cmd)
+        peaks.append(peak)
+        return out
+
+    out = benchmark.pedantic(once, rounds=1, iterations=1)
+    got = _procs.check_json(out, n_rows)
+    assert got["n_queries"] == n_queries
+    _data.describe(benchmark, f"{name} evaluate LOG (peak RSS)", "fastndcg", case="memory",
+                   peak_rss=peaks[-1])
+    _data.record_rows_per_s(benchmark, n_rows, n_queries)
+
