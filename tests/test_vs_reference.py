@@ -84,9 +84,15 @@ def test_negative_labels_match_reference(batch, k, ties, policy, gain):
 @given(batch=batches(max_queries=4, max_rows=40, long_rows=3000),
        k=st.one_of(st.none(), st.integers(1, 1000),
                    st.lists(st.integers(1, 1000), min_size=1, max_size=3)),
-       ties=st.sampled_from(TIES), labels=st.sampled_from(["small", "wide"]))
-def test_long_lists_and_large_k(batch, k, ties, labels):
+       ties=st.sampled_from(TIES), labels=st.sampled_from(["small", "wide"]),
+       score_dtype=st.sampled_from([np.float64, np.float32, np.int32, np.uint16]))
+def test_long_lists_and_large_k(batch, k, ties, labels, score_dtype):
+    """float32 and integer scores of <= 32 bits take the packed-key selection on large
+    cuts; float64 the comparator one."""
     s, r, o = as_arrays(batch, np.float64, np.int64)
+    if np.dtype(score_dtype).kind in "iu":  # the same order, as integers >= 0
+        s = np.asarray(integral_scores(batch)[0], np.int64) + 4
+    s = s.astype(score_dtype)
     if labels == "wide":  # labels past the histogram range take the selection path
         r = r * 20
     gain = "linear" if labels == "wide" else "exp2"
@@ -96,11 +102,12 @@ def test_long_lists_and_large_k(batch, k, ties, labels):
 
 @pytest.mark.parametrize("order", ["shuffled", "ascending", "descending"])
 @pytest.mark.parametrize("n,k", [(5000, 10), (5000, 32), (3000, 200), (100, 1000), (60, 1000)])
-def test_selection_paths_on_long_lists(order, n, k):
+@pytest.mark.parametrize("score_dtype", [np.float64, np.float32])
+def test_selection_paths_on_long_lists(order, n, k, score_dtype):
     """Long lists in adversarial orders exercise the insertion list, its fallback to
-    quickselect, and the full sort."""
+    quickselect, the full sort, and (float32) the packed-key selection."""
     rng = np.random.default_rng(n + k)
-    scores = np.round(rng.normal(size=n), 1)  # heavy ties
+    scores = np.round(rng.normal(size=n), 1).astype(score_dtype)  # heavy ties
     if order == "ascending":
         scores = np.sort(scores)
     elif order == "descending":

@@ -50,7 +50,7 @@ from numba import njit, prange, types
 from numba.extending import intrinsic, overload
 
 from .._cache import CACHE
-from .codes import AVERAGE, BY_GAIN, BY_SCORE, EXP2, LINEAR, OPTIMISTIC, PESSIMISTIC, STABLE, TABLE
+from .codes import AVERAGE, BY_GAIN, BY_KEY, BY_SCORE, EXP2, LINEAR, OPTIMISTIC, PESSIMISTIC, STABLE, TABLE
 
 _SMALL = 16  # ranges this short are insertion-sorted
 STACK_SIZE = 256  # introsort stack: 2 ints per level, larger half deferred -> depth <= 64
@@ -82,6 +82,8 @@ def _gain_key(r, gmode, table):
 @njit(cache=CACHE, nogil=True)
 def _before(a, b, lo, by, scores, labels, tmode, gmode, table):
     """True when local item ``a`` ranks strictly before local item ``b``."""
+    if by == BY_KEY:
+        return a > b
     if by == BY_GAIN:
         ga = _gain_key(labels[lo + a], gmode, table)
         gb = _gain_key(labels[lo + b], gmode, table)
@@ -512,6 +514,45 @@ def _dcg_small_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf
     return by_value
 
 
+def _top_packed(buf, stack, lo, n, k, scores, labels, tmode, gmode, table, top):
+    """Large cuts (m > SMALL_M) and whole long lists, scores of at most 32 bits,
+    average/stable ties: buf[0:m] <- the first m = min(k, n) items in rank order,
+    returns m; -1 when the scores do not pack (the caller takes :func:`top_k`)."""
+
+
+@overload(_top_packed, inline="always")
+def _top_packed_impl(buf, stack, lo, n, k, scores, labels, tmode, gmode, table, top):
+    if not _packs(scores.dtype):
+        return lambda buf, stack, lo, n, k, scores, labels, tmode, gmode, table, top: -1
+
+    def packed(buf, stack, lo, n, k, scores, labels, tmode, gmode, table, top):
+        # :func:`top_k` on packed keys (score key << 32 | ~position, sign bit
+        # flipped to order as int64) instead of positions: the comparisons are plain
+        # integer ones, with no gathers from the scores, and the position rides along
+        sign = np.uint64(0x8000000000000000)
+        m = min(k, n)
+        cap = n if m == n else min(len(buf), n)
+        count = 0
+        bar = np.int64(-0x8000000000000000)  # below every key (its position part is > 0)
+        for i in range(n):
+            x = np.int64(_row_key(scores, lo, i, top) ^ sign)
+            if x > bar:
+                buf[count] = x
+                count += 1
+                if count == cap and count > m:
+                    _select(buf, count, m - 1, lo, BY_KEY, scores, labels, tmode, gmode, table)
+                    count = m
+                    bar = buf[m - 1]
+        if count > m:
+            _select(buf, count, m - 1, lo, BY_KEY, scores, labels, tmode, gmode, table)
+        _sort(buf, m, stack, lo, BY_KEY, scores, labels, tmode, gmode, table)
+        low = np.int64(0xFFFFFFFF)
+        for p in range(m):
+            buf[p] = low - (buf[p] & low)
+        return m
+    return packed
+
+
 @njit(cache=CACHE, nogil=True, inline="always")
 def dcg_one(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, stack,
             top, packed, gstart, gsum, gcount, out):
@@ -519,12 +560,15 @@ def dcg_one(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, stack,
     kmax = ks[len(ks) - 1]
     m = -1
     # (positions ride in 32 bits of a packed key: lists of 2**32 rows take the general path)
-    if (0 < n <= 0xFFFFFFFF and min(kmax, n) <= len(top)
-            and (tmode == AVERAGE or tmode == STABLE)):
-        m = _dcg_small(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, packed,
-                       top, gstart, gsum, gcount, out)
-        if m == DONE:
-            return
+    if 0 < n <= 0xFFFFFFFF and (tmode == AVERAGE or tmode == STABLE):
+        if min(kmax, n) <= len(top):
+            m = _dcg_small(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf,
+                           packed, top, gstart, gsum, gcount, out)
+            if m == DONE:
+                return
+        else:
+            m = _top_packed(buf, stack, lo, n, kmax, scores, labels, tmode, gmode, table,
+                            packed)
     if m < 0:
         m = top_k(buf, stack, lo, n, kmax, BY_SCORE, scores, labels, tmode, gmode,
                   table)
@@ -597,7 +641,7 @@ def _chunk_scratch(offsets, ioffsets, q0, q1, kmax):
     longest = 1
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q], ioffsets[q + 1] - ioffsets[q])
-    return longest if kmax >= longest else min(longest, 2 * kmax)
+    return longest if kmax >= longest else min(longest, 4 * kmax)
 
 
 @njit(parallel=True, cache=CACHE, nogil=True)
