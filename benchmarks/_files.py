@@ -182,8 +182,8 @@ def cached_run_qrels(folder: str | os.PathLike, n_queries: int, kind: str = "int
                      **options) -> tuple[str, str, int, int]:
     """:func:`write_run_qrels` into ``folder``, reused while the files are complete."""
     folder = Path(folder)
-    name = f"runqrels-{n_queries}q-{kind}-" + "-".join(
-        f"{k}{v}" for k, v in sorted(options.items()))
+    name = f"runqrels-{n_queries}q-{kind}" + "".join(
+        f"-{k}{v}" for k, v in sorted(options.items()))
     sub = folder / name
     done = sub / "done"
     if done.exists():
