@@ -644,37 +644,46 @@ def _chunk_scratch(offsets, ioffsets, q0, q1, kmax):
     return longest if kmax >= longest else min(longest, 4 * kmax)
 
 
+@njit(cache=CACHE, nogil=True)
+def _score_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, ks, disc, gmode, table,
+                 tmode, hist_order, want_dcg, want_idcg, out_dcg, out_idcg):
+    """Queries q0..q1-1: one task of :func:`dcg_idcg_batch`. A function of its own,
+    not inlined into the parallel loop: Numba's parallel passes then work on a
+    small loop body, which keeps the first compilation short."""
+    kmax = ks[len(ks) - 1]
+    n_small = min(kmax, SMALL_M)
+    n_hist = 1
+    for label in hist_order:
+        n_hist = max(n_hist, label + 1)
+    # per-chunk scratch, reused by every query of the chunk
+    buf = np.empty(_chunk_scratch(offsets, ioffsets, q0, q1, kmax), np.int64)
+    stack = np.empty(STACK_SIZE, np.int64)
+    counts = np.zeros(n_hist, np.int64)
+    top_s = np.empty(n_small, scores.dtype)
+    top_l = np.empty(n_small, ilabels.dtype)
+    gstart = np.empty(n_small + 1, np.int64)
+    gsum = np.empty(n_small, np.float64)
+    gcount = np.empty(n_small, np.int64)
+    packed = np.empty(n_small, np.uint64)
+    for q in range(q0, q1):
+        if want_dcg:
+            lo = offsets[q]
+            dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels,
+                    tmode, gmode, table, buf, stack, top_s, packed, gstart, gsum,
+                    gcount, out_dcg)
+        if want_idcg:
+            lo = ioffsets[q]
+            idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, scores, ilabels,
+                     gmode, table, hist_order, counts, buf, stack, top_l, out_idcg)
+
+
 @njit(parallel=True, cache=CACHE, nogil=True)
 def dcg_idcg_batch(offsets, scores, labels, ioffsets, ilabels, ks, disc,
                    gmode, table, tmode, hist_order, chunks, want_dcg, want_idcg,
                    out_dcg, out_idcg):
     """DCG and/or IDCG of every query at every cutoff, in parallel over ``chunks``
     (query-index boundaries balanced by rows). Writes out_dcg / out_idcg (n_q, len(ks))."""
-    kmax = ks[len(ks) - 1]
-    n_small = min(kmax, SMALL_M)
-    n_hist = 1
-    for label in hist_order:
-        n_hist = max(n_hist, label + 1)
     for c in prange(len(chunks) - 1):
-        q0 = chunks[c]
-        q1 = chunks[c + 1]
-        # per-chunk scratch, reused by every query of the chunk
-        buf = np.empty(_chunk_scratch(offsets, ioffsets, q0, q1, kmax), np.int64)
-        stack = np.empty(STACK_SIZE, np.int64)
-        counts = np.zeros(n_hist, np.int64)
-        top_s = np.empty(n_small, scores.dtype)
-        top_l = np.empty(n_small, ilabels.dtype)
-        gstart = np.empty(n_small + 1, np.int64)
-        gsum = np.empty(n_small, np.float64)
-        gcount = np.empty(n_small, np.int64)
-        packed = np.empty(n_small, np.uint64)
-        for q in range(q0, q1):
-            if want_dcg:
-                lo = offsets[q]
-                dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels,
-                        tmode, gmode, table, buf, stack, top_s, packed, gstart, gsum,
-                        gcount, out_dcg)
-            if want_idcg:
-                lo = ioffsets[q]
-                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, scores, ilabels,
-                         gmode, table, hist_order, counts, buf, stack, top_l, out_idcg)
+        _score_chunk(chunks[c], chunks[c + 1], offsets, scores, labels, ioffsets, ilabels,
+                     ks, disc, gmode, table, tmode, hist_order, want_dcg, want_idcg,
+                     out_dcg, out_idcg)
