@@ -65,6 +65,15 @@ def run_qrels(_input_dir):
     return functools.cache(lambda kind: _files.cached_run_qrels(_input_dir, queries, kind))
 
 
+@pytest.fixture(autouse=True)
+def _record_load(request):
+    """Each benchmark's ``extra_info["load_1m"]``: the 1-minute load average as it starts
+    (the machine may be shared; the report shows the range)."""
+    if "benchmark" in request.fixturenames and hasattr(os, "getloadavg"):
+        request.getfixturevalue("benchmark").extra_info["load_1m"] = os.getloadavg()[0]
+    yield
+
+
 # --------------------------------------------------------------------------- heavy
 
 def pytest_collection_modifyitems(config, items):

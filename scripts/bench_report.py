@@ -567,6 +567,13 @@ def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[st
         end = ", ".join(f"{v:.2f}" for v in info.get("load_end") or [])
         lines.append(f"- load average (1, 5, 15 min): {load} at the start, {end} at the end "
                      f"(a shared machine: other work adds noise)")
+    loads = sorted(e.extra["load_1m"] for e in entries if "load_1m" in e.extra)
+    if loads:
+        lines.append(f"- 1-minute load average as each benchmark started: {loads[0]:.2f} to "
+                     f"{loads[-1]:.2f} (median {loads[len(loads) // 2]:.2f}) on "
+                     f"{m.get('usable_cpus', '?')} usable CPUs; with other work running, "
+                     f"Numba's parallel loops wait for their slowest thread, so short calls "
+                     f"suffer most")
     if info.get("started"):
         lines.append(f"- suite started {info['started']}, finished {info.get('finished', '?')}")
     if info.get("versions"):
