@@ -374,12 +374,17 @@ _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
 
 def _fast_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
                delimiter: str) -> pa.Table:
+    """The common case, by pyarrow's multi-threaded CSV reader: one tab or one space
+    between fields, the same number of fields on every line. Anything else (runs of
+    spaces, trailing fields, a bad number) is an Arrow error, and the caller falls
+    back to :func:`_slow_read`. The columns come back as one chunk each (the CSV
+    reader's blocks are small), so a run is scored in batches of many queries."""
     import pyarrow.csv as csv
 
     names = [f"f{i}" for i in range(len(fields))]
     table = csv.read_csv(
         path,
-        read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
+        read_options=csv.ReadOptions(column_names=names, block_size=1 << 24),
         parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False,
                                        double_quote=False, escape_char=False),
         convert_options=csv.ConvertOptions(
@@ -389,10 +394,10 @@ def _fast_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
     cols = []
     for i, (_, t) in take.items():
         col = table[names[i]]
-        if delimiter != " " and pa.types.is_string(t):
+        if delimiter != " " and pa.types.is_large_string(t):
             col = pc.utf8_trim_whitespace(col)
         cols.append(col)
-    return pa.table(cols, names=[n for n, _ in take.values()])
+    return pa.table(cols, names=[n for n, _ in take.values()]).combine_chunks()
 
 
 def _lines(path: str) -> pa.Array:
@@ -448,7 +453,7 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
     cols = []
     for i, (name, t) in take.items():
         col = pc.list_element(parts, i)
-        if not pa.types.is_string(t):
+        if not pa.types.is_large_string(t):
             bad = pc.invert(pc.match_substring_regex(col, _NUMBER, ignore_case=True))
             if pc.any(bad).as_py():
                 j = pc.index(bad, True).as_py()
@@ -466,7 +471,9 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
 
 
 def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
-               strict: bool = False) -> pa.Table:
+               strict: bool = False, careful: bool = False) -> pa.Table:
+    """A TREC file by :func:`_fast_read`, or by :func:`_slow_read` when that fails (or
+    with ``careful``): both give the same table."""
     utf8_path(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path!r} does not exist; check the path")
@@ -479,10 +486,22 @@ def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
         raise ValueError(_compressed_error(path, err)) from None
     first = head.split(b"\n", 1)[0]
     delimiter = "\t" if b"\t" in first else " "
-    try:
-        return _fast_read(path, fields, take, delimiter)
-    except _ARROW_ERRORS:
-        return _slow_read(path, fields, take, strict)
+    if not careful:
+        try:
+            return _fast_read(path, fields, take, delimiter)
+        except _ARROW_ERRORS:
+            pass
+    return _slow_read(path, fields, take, strict)
+
+
+def run_columns(query: str = "query_id", doc: str = "doc_id", score: str = "score") -> dict:
+    """The fields of a TREC run line that are read: position -> (column, type)."""
+    return {0: (query, pa.large_string()), 2: (doc, pa.large_string()), 4: (score, pa.float64())}
+
+
+def qrels_columns(query: str = "query_id", doc: str = "doc_id", label: str = "label") -> dict:
+    """The fields of a TREC qrels line that are read: position -> (column, type)."""
+    return {0: (query, pa.large_string()), 2: (doc, pa.large_string()), 3: (label, pa.int64())}
 
 
 def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
@@ -497,14 +516,12 @@ def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str 
     >>> read_trec_run(p).to_pydict()
     {'query_id': ['q1', 'q1'], 'doc_id': ['d1', 'd2'], 'score': [2.5, 1.5]}
     """
-    return _read_trec(os.fspath(path), _RUN_FIELDS,
-                      {0: (query, pa.string()), 2: (doc, pa.string()), 4: (score, pa.float64())})
+    return _read_trec(os.fspath(path), _RUN_FIELDS, run_columns(query, doc, score))
 
 
 def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
                     label: str = "label") -> pa.Table:
     """A TREC qrels file (``qid iter docno rel``) as a table of query (string), doc
     (string), label (int64; float64 when a grade is fractional)."""
-    return _read_trec(os.fspath(path), _QREL_FIELDS,
-                      {0: (query, pa.string()), 2: (doc, pa.string()), 3: (label, pa.int64())},
+    return _read_trec(os.fspath(path), _QREL_FIELDS, qrels_columns(query, doc, label),
                       strict=True)

@@ -265,7 +265,8 @@ class Scorer:
             if opts.ties == "trec":
                 order = trec_order(chunk, opts.doc)
         else:
-            labels, order, judged_q, ideal = join(chunk, self.qrels, opts.doc)
+            labels, order, judged_q, ideal = join(chunk, self.qrels, opts.doc,
+                                                  opts.ties == "trec")
             info_override = self.qrels.info
         if opts.ties == "trec":
             # rows in docno-descending order within each query: "input order wins" on

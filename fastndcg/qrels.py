@@ -1,13 +1,18 @@
 """Judgments: loading qrels once, and joining each chunk of a run to them.
 
-The qrels are read whole (they are small next to a run), grouped by query and
-each query's document ids sorted as byte strings. A run chunk is joined by a
-merge of the two sorted id lists per query (Numba kernels over Arrow's string
-buffers): each run row gets its judgment (0 when unjudged), and the ideal list of
+The qrels are read whole (they are small next to a run) and grouped by query;
+their query ids get a hash index once. A run chunk is joined query by query in
+Numba kernels (:mod:`fastndcg._kernels.join`): a hash set of the query's
+document ids, probed with each of its judgments, gives every run row its
+judgment (0 when unjudged) and finds a document listed twice; the ideal list of
 a query is *all* its judged documents, retrieved or not (trec_eval's rule).
 
-The same per-query document sort gives ``ties="trec"`` its order (document id
-descending) and finds a document listed twice for a query.
+Integer document ids (int64 on both sides) are joined and ordered as numbers,
+never formatted as text; ``ties="trec"`` (document id descending, compared as
+strings) then uses a numeric key with the byte order of the decimal strings.
+Other ids (strings, or integers meeting strings, or uint64) are compared as
+strings, straight from Arrow's buffers. The trec order (a per-query sort) is
+computed only when ``ties="trec"`` asks for it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import pyarrow.compute as pc
 from . import _core as C
 from . import _kernels as K
 from . import io
-from ._arrow import as_strings, numbers, string_buffers
+from ._arrow import as_strings, numbers, plain_ids, run_starts, string_buffers
 from .chunks import Chunk, check_nulls, regroup
 
 __all__ = ["Qrels", "load_qrels", "join", "trec_order", "gather_ideal"]
@@ -49,48 +54,154 @@ def chunk_bounds(offsets: np.ndarray) -> np.ndarray:
     return C.work_chunks(offsets, offsets)
 
 
-def sorted_docs(chunk: Chunk, doc: str) -> tuple:
-    """(bytes, offsets, perm, dup) of the chunk's document ids, ``perm`` ordering each
-    query's ids; ``dup`` is None or (query id, document id, queries with duplicates)."""
-    data, soff = string_buffers(chunk.table.column(doc), f"document ids in column {doc!r}")
-    perm = np.empty(chunk.table.num_rows, np.int64)
-    first_dup = np.empty(len(chunk.ids), np.int64)
-    K.sort_strings_by_group(chunk.offsets, data, soff, chunk_bounds(chunk.offsets), perm,
-                            first_dup)
+_NO_OFFSETS = np.zeros(0, np.int64)
+_NO_OFFSETS.flags.writeable = False
+_NO_HASHES = np.zeros(0, np.uint64)
+
+
+def kernel_ids(ids: pa.Array, as_text: bool) -> tuple:
+    """Ids as the join kernels take them, a pair (values, offsets): integers as a
+    NumPy array (zero copy) and no offsets, or, for strings or ``as_text``, the
+    bytes and int64 offsets of their strings."""
+    if not as_text and pa.types.is_integer(ids.type):
+        out = (ids.to_numpy(), _NO_OFFSETS)
+    else:
+        out = string_buffers(ids)
+    for a in out:  # Arrow's buffers are read-only: one array type (one compiled kernel)
+        a.flags.writeable = False
+    return out
+
+
+def _as_text(a: pa.Array, b: pa.Array, docs: bool) -> bool:
+    """Whether ids of ``a`` and ``b`` are compared as strings: unless both are of one
+    integer type (document ids: both int64, the type the trec order knows)."""
+    if docs:
+        return not a.type == b.type == pa.int64()
+    return not (a.type == b.type and pa.types.is_integer(a.type))
+
+
+def _duplicates(first_dup: np.ndarray):
+    """None, or (query index, row) of the first query with a document listed twice,
+    and how many queries have one."""
     bad = np.flatnonzero(first_dup >= 0)
     if not len(bad):
-        return data, soff, perm, None
+        return None
     q = int(bad[0])
-    d = as_strings(chunk.table.column(doc))[int(first_dup[q])].as_py()
-    return data, soff, perm, (chunk.ids[q].as_py(), d, len(bad))
+    return q, int(first_dup[q]), len(bad)
+
+
+def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
+               order: bool = False) -> tuple:
+    """Run :func:`join_docs` over a chunk: (match, order or None, duplicate or None).
+    ``jdocs``: the judged ids and their hashes."""
+    n = chunk.table.num_rows
+    n_q = len(chunk.offsets) - 1
+    if judged_q is None:
+        judged_q, jdocs, joff = np.full(n_q, -1, np.int64), (docs, _NO_HASHES), chunk.offsets
+    match = np.empty(n, np.int64)
+    out_order = np.empty(n if order else 0, np.int64)
+    first_dup = np.empty(n_q, np.int64)
+    K.join_docs(chunk.offsets, docs, judged_q, joff, jdocs[0], jdocs[1],
+                chunk_bounds(chunk.offsets), order, match, out_order, first_dup)
+    return match, (out_order if order else None), _duplicates(first_dup)
+
+
+def _doc_column(chunk: Chunk, doc: str) -> pa.Array:
+    return plain_ids(chunk.table.column(doc), f"document ids in column {doc!r}")
+
+
+def _check_unique(chunk: Chunk, docs: pa.Array, dup, what: str) -> None:
+    if dup is not None:
+        q, row, _ = dup
+        raise ValueError(f"the {what} lists document {as_strings(docs)[row].as_py()!r} more "
+                         f"than once for query {chunk.ids[q].as_py()!r}; keep one row per "
+                         f"(query, document)")
 
 
 @dataclass
 class Qrels:
-    ids: pa.Array          # unique judged query ids (int64 or large_string)
+    ids: pa.Array          # unique judged query ids (int64, uint64 or large_string)
     offsets: np.ndarray    # judgments of query j: rows offsets[j]:offsets[j+1]
-    data: np.ndarray       # document id bytes / offsets, grouped by query
-    soff: np.ndarray
-    perm: np.ndarray       # per query: positions in document id order
-    labels: np.ndarray     # per judgment, after the negative_labels policy
+    docs: pa.Array         # judged document ids, grouped by query (as ids in the source)
+    # the label of judgment t at [t] (after the negative_labels policy), and 0 at
+    # [-1]: indexed by join matches, -1 (unjudged) reads 0
+    labels0: np.ndarray
     info: Any              # _core.LabelInfo of the labels
-    docs: pa.Array = field(repr=False, default=None)
+    _cache: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """The label of each judgment."""
+        return self.labels0[:-1]
 
     @property
     def n_queries(self) -> int:
         return len(self.ids)
 
+    def _cached(self, key, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def judged_queries(self, ids: pa.Array) -> np.ndarray:
+        """The judged query index of each of ``ids`` (-1: no judgments); ids of another
+        type than the judged ones (int vs string) are matched as strings."""
+        text = _as_text(ids, self.ids, docs=False)
+
+        def index():
+            judged = kernel_ids(self.ids, text)
+            size = 2
+            while size < 2 * len(self.ids):
+                size *= 2
+            table = np.full(size, -1, np.int64)
+            K.index_ids(judged, len(self.ids), table)
+            return judged, table
+
+        judged, table = self._cached(("index", text), index)
+        out = np.empty(len(ids), np.int64)
+        if len(ids):
+            K.lookup_ids(table, judged, kernel_ids(ids, text), out)
+        return out
+
+    def doc_ids(self, run_docs: pa.Array) -> tuple:
+        """(run ids, (judged ids, their hashes)) in one kind for the join kernels."""
+        text = _as_text(run_docs, self.docs, docs=True)
+
+        def judged():
+            ids = kernel_ids(self.docs, text)
+            hashes = np.empty(len(self.docs), np.uint64)
+            K.hash_ids(ids, hashes)
+            return ids, hashes
+
+        return kernel_ids(run_docs, text), self._cached(("docs", text), judged)
+
+    def match(self, chunk: Chunk, doc: str, order: bool = False) -> tuple:
+        """(match, order, judged_q) of a run chunk: each row's judgment position in
+        ``docs`` (-1: unjudged), the rows in trec order (None unless ``order``) and
+        each query's judged index (-1: none). A document listed twice is an error."""
+        docs = _doc_column(chunk, doc)
+        run_ids, judged_ids = self.doc_ids(docs)
+        judged_q = self.judged_queries(chunk.ids)
+        match, out_order, dup = _per_query(chunk, run_ids, judged_q, judged_ids, self.offsets,
+                                           order)
+        _check_unique(chunk, docs, dup, "run")
+        return match, out_order, judged_q
+
     def judged_rows(self, chunk: Chunk, query: str, doc: str) -> np.ndarray:
         """Whether each row of a run chunk has a judgment (its (query, document) pair
         is in the qrels), in the chunk's row order."""
-        if getattr(self, "_keys", None) is None:
-            group = np.repeat(np.arange(len(self.ids)), np.diff(self.offsets))
-            judged_ids = as_strings(self.ids).take(pa.array(group))
-            self._keys = pc.binary_join_element_wise(judged_ids, self.docs, pa.scalar("\x1f", pa.large_string()))
-        run_q = as_strings(chunk.table.column(query))
-        run_d = as_strings(chunk.table.column(doc))
-        keys = pc.binary_join_element_wise(run_q, run_d, pa.scalar("\x1f", pa.large_string()))
-        return pc.is_in(keys, value_set=self._keys).to_numpy(zero_copy_only=False)
+        return self.match(chunk, doc)[0] >= 0
+
+
+def _group(table: pa.Table, query: str) -> Chunk:
+    """The judgments as one chunk of whole queries; already grouped files (the usual
+    case) are not regrouped."""
+    ids = plain_ids(table.column(query))
+    starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
+    first = ids.take(pa.array(starts))
+    if pc.count_distinct(first).as_py() == len(first):
+        return Chunk(first, np.append(starts, len(ids)).astype(np.int64), table)
+    return regroup(table, query)
 
 
 def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
@@ -115,13 +226,14 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
     if table is None or table.num_rows == 0:
         raise ValueError(f"the {src.describe} hold no judgments; check the file")
-    chunk = regroup(table, query)
-    data, soff, perm, dup = sorted_docs(chunk, doc)
+    chunk = _group(table, query)
+    docs = _doc_column(chunk, doc)
+    _, _, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()))
     if dup is not None:
-        qid, d, n_bad = dup
-        raise ValueError(f"the {src.describe} judge document {d!r} of query {qid!r} more than "
-                         f"once ({n_bad:,} queries have such duplicates); keep one judgment "
-                         f"per (query, document)")
+        q, row, n_bad = dup
+        raise ValueError(f"the {src.describe} judge document {as_strings(docs)[row].as_py()!r} "
+                         f"of query {chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries "
+                         f"have such duplicates); keep one judgment per (query, document)")
     labels = numbers(chunk.table.column(label), C.WIDEN_LABELS)
     batch = NamedBatch(chunk.offsets, labels, labels, ids=Names(chunk.ids))
     try:
@@ -129,63 +241,46 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     except ValueError as err:
         raise ValueError(f"in the {src.describe}, column {label!r}: {err}") from None
     info = C.LabelInfo(info.integer, min(info.lo, 0.0), max(info.hi, 0.0))
-    return Qrels(chunk.ids, chunk.offsets, data, soff, perm, batch.labels, info,
-                 as_strings(chunk.table.column(doc)))
-
-
-def _match_ids(ids: pa.Array, judged: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """The two id arrays in one type: int64 when both are integers, else strings."""
-    if ids.type != judged.type:
-        return as_strings(ids), as_strings(judged)
-    return ids, judged
-
-
-def _doc_order(chunk: Chunk, doc: str, what: str) -> tuple:
-    """Document ids sorted within each query; a duplicate is an error."""
-    data, soff, perm, dup = sorted_docs(chunk, doc)
-    if dup is not None:
-        qid, d, _ = dup
-        raise ValueError(f"the {what} lists document {d!r} more than once for query "
-                         f"{qid!r}; keep one row per (query, document)")
-    return data, soff, perm
+    # a writable copy, as gathered labels are (slices of it are ideal lists, and one
+    # array type reaches the NDCG kernels)
+    labels0 = np.zeros(len(batch.labels) + 1, batch.labels.dtype)
+    labels0[:-1] = batch.labels
+    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info)
 
 
 def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
     """List mode, ``ties="trec"``: the rows of each query in document id descending
     order (a permutation of the chunk's rows)."""
-    data, soff, perm = _doc_order(chunk, doc, "log")
-    n = chunk.table.num_rows
-    order = np.empty(n, np.int64)
-    dummy = np.empty(n, np.int64)
-    none = np.full(len(chunk.ids), -1, np.int64)
-    K.join_judgments(chunk.offsets, data, soff, perm, none, chunk.offsets, data, soff, perm,
-                     dummy, chunk_bounds(chunk.offsets), dummy, order)
+    docs = _doc_column(chunk, doc)
+    _, order, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()), order=True)
+    _check_unique(chunk, docs, dup, "log")
     return order
 
 
-def join(chunk: Chunk, qr: Qrels, doc: str) -> tuple:
+def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True) -> tuple:
     """(labels, order, judged_q, ideal) of a run chunk: each row's judgment (0 when
-    unjudged), the rows of each query in document id descending order, the judged
-    query index of each run query (-1: no judgments) and the ideal lists."""
-    data, soff, perm = _doc_order(chunk, doc, "run")
-    run_ids, judged_ids = _match_ids(chunk.ids, qr.ids)
-    judged_q = pc.index_in(run_ids, value_set=judged_ids).fill_null(-1)
-    judged_q = judged_q.to_numpy(zero_copy_only=False).astype(np.int64)
-    n = chunk.table.num_rows
-    labels = np.empty(n, qr.labels.dtype)
-    order = np.empty(n, np.int64)
-    K.join_judgments(chunk.offsets, data, soff, perm, judged_q, qr.offsets, qr.data, qr.soff,
-                     qr.perm, qr.labels, chunk_bounds(chunk.offsets), labels, order)
-    return labels, order, judged_q, gather_ideal(qr, judged_q)
+    unjudged), the rows of each query in document id descending order (None unless
+    ``order``), the judged query index of each run query (-1: no judgments) and the
+    ideal lists."""
+    match, out_order, judged_q = qr.match(chunk, doc, order)
+    return qr.labels0[match], out_order, judged_q, gather_ideal(qr, judged_q)
 
 
 def gather_ideal(qr: Qrels, judged_q: np.ndarray) -> C.Batch:
-    """The judged labels of each query (none for -1), as a CSR batch."""
+    """The judged labels of each query (none for -1), as a CSR batch. When the judged
+    queries come in the qrels' own order (runs and qrels sorted alike), the labels
+    are a slice of the qrels' labels, not a copy."""
     ok = judged_q >= 0
     j = np.where(ok, judged_q, 0)
-    lengths = np.where(ok, qr.offsets[j + 1] - qr.offsets[j], 0)
+    starts = qr.offsets[j]
+    lengths = np.where(ok, qr.offsets[j + 1] - starts, 0)
     ioff = np.zeros(len(judged_q) + 1, np.int64)
     np.cumsum(lengths, out=ioff[1:])
-    idx = np.repeat(qr.offsets[j] - ioff[:-1], lengths) + np.arange(ioff[-1])
-    labels = qr.labels[idx]
+    judged = judged_q[ok]
+    if len(judged) and (np.diff(judged) == 1).all():
+        base = int(qr.offsets[judged[0]])
+        labels = qr.labels[base:base + int(ioff[-1])]
+    else:
+        idx = np.repeat(starts - ioff[:-1], lengths) + np.arange(ioff[-1])
+        labels = qr.labels[idx]
     return C.Batch(ioff, labels, labels)

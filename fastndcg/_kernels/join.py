@@ -1,0 +1,393 @@
+"""Per-query document-id kernels: the qrels join, duplicate ids, trec_eval's tie
+order, and an index of query ids.
+
+Ids are either integers (int64: never turned into text) or strings (Arrow's
+bytes and int64 offsets), passed as a pair ``(values, offsets)`` (``offsets``
+empty for integers). The small functions ``_hash``, ``_same``, ``_sort_key``,
+``_cmp`` and ``_skip`` are overloaded on the two, so every kernel here compiles
+once per kind of id.
+
+Groups are CSR ``goff`` (group g owns rows goff[g]:goff[g+1]) and are scored in
+parallel over ``chunks`` (group boundaries of about equal work), as the NDCG
+kernels are.
+
+*trec_eval's order.* trec_eval breaks score ties by document id descending,
+comparing ids as strings (strcmp). For an int64 id x the pair :func:`_int_key`
+``(k1, k2)`` compares as ``str(x)`` does, without formatting it: ``-`` sorts
+before the digits, so negative ids come first (``k1``'s top bit); the digits of
+|x| are compared as a decimal fraction (|x| scaled by 10 until it has 19
+digits: "9" > "10" > "1"), and ids whose digits agree that far ("1", "10",
+"100") are ordered by |x| (shorter first). String ids skip the prefix all ids
+of the query share and take the next 8 bytes as the key. Sorting uses one
+64-bit key per row with the row's position in its low bits (a spread sort of
+integers, linear for keys spread over their range); the rare rows whose keys
+agree above those bits are then put in exact order by comparing the ids.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import overload, register_jitable
+
+from .._cache import CACHE
+from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash
+
+_ONE = np.uint64(1)
+_K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
+_P1, _P2, _P3, _P4, _P8, _P11, _P15, _P16, _P17, _P18 = (
+    np.uint64(10 ** e) for e in (1, 2, 3, 4, 8, 11, 15, 16, 17, 18))
+_TOP = np.uint64(1 << 63)
+
+
+@register_jitable
+def _int_key(x):
+    """(k1, k2), compared as pairs, in the byte order of ``str(x)`` (see the module
+    docstring)."""
+    if x < 0:
+        m = np.uint64(0) - np.uint64(x)  # |x|, also for -2**63
+        k1 = np.uint64(0)
+    else:
+        m = np.uint64(x)
+        k1 = _TOP
+    return k1 | (_scale19(m) >> _ONE), m
+
+
+@register_jitable
+def _scale19(m):
+    """m times the power of 10 that gives it 19 digits (0 stays 0): the digits of m
+    as a fixed-point fraction, so that "9" > "10" > "1" as integers."""
+    p = m
+    if p < _P3:
+        p *= _P16
+    if p < _P11:
+        p *= _P8
+    if p < _P15:
+        p *= _P4
+    if p < _P17:
+        p *= _P2
+    if p < _P18:
+        p *= _P1
+    return p
+
+
+# --------------------------------------------------------------------------- overloads
+# Stubs, implemented per kind of id below. An id column is a pair (v, off): the
+# values with an empty ``off`` for integers, Arrow's bytes (uint8) and int64
+# offsets for strings. Kernels unpack the pair once and pass its two arrays on
+# (a tuple indexed inside a hot loop costs reference counting on every call).
+
+def _hash(v, off, i):
+    """A 64-bit hash of id i whose top bits are well mixed (tables index by them)."""
+
+
+def _same(v, off, i, w, woff, j):
+    """Whether id i of (v, off) equals id j of (w, woff)."""
+
+
+def _sort_key(v, off, i, skip):
+    """A 64-bit key of id i: ascending keys are ascending string order, except that
+    equal keys need :func:`_cmp`."""
+
+
+def _cmp(v, off, i, j, skip):
+    """-1, 0, 1: id i before, equal to, after id j in string byte order."""
+
+
+def _skip(v, off, lo, hi):
+    """Bytes shared by all ids lo..hi-1 (0 for integers), skipped by the keys."""
+
+
+def _is_text(v) -> bool:
+    return v.dtype == types.uint8
+
+
+@overload(_hash)
+def _hash_impl(v, off, i):
+    if _is_text(v):
+        return lambda v, off, i: str_hash(v, off, i)
+    return lambda v, off, i: np.uint64(v[i]) * _K
+
+
+@overload(_same)
+def _same_impl(v, off, i, w, woff, j):
+    if _is_text(v):
+        return lambda v, off, i, w, woff, j: str_equal(v, off, i, w, woff, j)
+    return lambda v, off, i, w, woff, j: v[i] == w[j]
+
+
+@overload(_sort_key)
+def _sort_key_impl(v, off, i, skip):
+    if _is_text(v):
+        return lambda v, off, i, skip: prefix_key(v, off, i, skip)
+    return lambda v, off, i, skip: _int_key(v[i])[0]
+
+
+@overload(_cmp)
+def _cmp_impl(v, off, i, j, skip):
+    if _is_text(v):
+        return lambda v, off, i, j, skip: str_cmp(v, off, i, v, off, j, skip)
+
+    def impl(v, off, i, j, skip):
+        a1, a2 = _int_key(v[i])
+        b1, b2 = _int_key(v[j])
+        if a1 != b1:
+            return -1 if a1 < b1 else 1
+        if a2 != b2:
+            return -1 if a2 < b2 else 1
+        return 0
+    return impl
+
+
+@overload(_skip)
+def _skip_impl(v, off, lo, hi):
+    if _is_text(v):
+        return lambda v, off, lo, hi: common_prefix(v, off, lo, hi)
+    return lambda v, off, lo, hi: 0
+
+
+# --------------------------------------------------------------------------- kernels
+
+@register_jitable
+def _before(v, off, lo, x, y, low, skip):
+    """Whether packed key x sorts before packed key y, exactly (positions break ties)."""
+    d = _cmp(v, off, lo + np.int64(x & low), lo + np.int64(y & low), skip)
+    return d < 0 or (d == 0 and (x & low) < (y & low))
+
+
+@njit(cache=CACHE, nogil=True)
+def _exact_sort(v, off, lo, part, s, e, low, skip, scratch):
+    """part[s:e] (packed keys of ids whose truncated keys agree) in exact order:
+    insertion sorts of runs of 16, then bottom-up merges through ``scratch``."""
+    for a in range(s, e, 16):
+        b = min(a + 16, e)
+        for i in range(a + 1, b):
+            x = part[i]
+            j = i - 1
+            while j >= a and _before(v, off, lo, x, part[j], low, skip):
+                part[j + 1] = part[j]
+                j -= 1
+            part[j + 1] = x
+    src, dst = part, scratch
+    width = 16
+    while width < e - s:
+        for a in range(s, e, 2 * width):
+            mid = min(a + width, e)
+            b = min(a + 2 * width, e)
+            i, j, t = a, mid, a
+            while i < mid and j < b:
+                if _before(v, off, lo, src[j], src[i], low, skip):
+                    dst[t] = src[j]
+                    j += 1
+                else:
+                    dst[t] = src[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                dst[t] = src[i]
+                i += 1
+                t += 1
+            while j < b:
+                dst[t] = src[j]
+                j += 1
+                t += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not part:
+        for i in range(s, e):
+            part[i] = src[i]
+
+
+@njit(cache=CACHE, nogil=True)
+def _sort_keys(keys, n, out, counts):
+    """out[:n] <- keys[:n] sorted (distinct uint64s): a spread sort, linear for keys
+    spread over their range. Keys go to ``len(counts) - 1`` >= 2n buckets by their
+    offset from the smallest; buckets of up to 16 are insertion sorted, larger ones
+    (clustered keys) sorted by comparison."""
+    lo = keys[0]
+    hi = keys[0]
+    for i in range(1, n):
+        v = keys[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    n_buckets = len(counts) - 1
+    shift = np.uint64(0)
+    while ((hi - lo) >> shift) >= np.uint64(n_buckets):
+        shift += _ONE
+    counts[:] = 0
+    for i in range(n):
+        counts[np.int64((keys[i] - lo) >> shift) + 1] += 1
+    for b in range(n_buckets):
+        counts[b + 1] += counts[b]
+    for i in range(n):
+        b = np.int64((keys[i] - lo) >> shift)
+        out[counts[b]] = keys[i]
+        counts[b] += 1
+    start = 0  # counts[b] is now the end of bucket b
+    for b in range(n_buckets):
+        end = counts[b]
+        if end - start > 16:
+            out[start:end].sort()
+        else:
+            for i in range(start + 1, end):
+                x = out[i]
+                j = i - 1
+                while j >= start and x < out[j]:
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = x
+        start = end
+
+
+@njit(cache=CACHE, nogil=True)
+def _descending(v, off, lo, hi, keys, scratch, counts, out_order):
+    """out_order[lo:hi] <- the rows lo..hi-1 in descending string order of their ids.
+
+    One 64-bit key a row, its position in the low bits, sorted as integers; rows
+    whose keys agree above the position bits (rare) are then put in exact order."""
+    n = hi - lo
+    if n == 0:
+        return
+    bits = 0
+    while (1 << bits) < n:
+        bits += 1
+    low = np.uint64((1 << bits) - 1)
+    high = ~low
+    skip = _skip(v, off, lo, hi)
+    for i in range(n):
+        scratch[i] = (_sort_key(v, off, lo + i, skip) & high) | np.uint64(i)
+    n_buckets = 1
+    while n_buckets < 2 * n:
+        n_buckets *= 2
+    _sort_keys(scratch, n, keys, counts[:n_buckets + 1])
+    part = keys[:n]
+    s = 0
+    for i in range(1, n + 1):
+        if i == n or (part[i] & high) != (part[s] & high):
+            if i - s > 1:
+                _exact_sort(v, off, lo, part, s, i, low, skip, scratch)
+            s = i
+    for i in range(n):
+        out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def join_docs(goff, ids, judged_q, joff, jids, jhash, chunks, want_order, out_match, out_order,
+              first_dup):
+    """Per group g: each row's judgment and, with ``want_order``, trec_eval's order.
+
+    ``out_match[row]`` <- the position t in ``jids`` of the row's id among the
+    judgments of group ``judged_q[g]`` (joff[jq]:joff[jq+1]), or -1 (unjudged, or
+    ``judged_q[g]`` is -1); ``jhash`` holds the judgments' hashes (:func:`hash_ids`).
+    ``out_order[goff[g]:goff[g+1]]`` <- the group's rows in document id
+    *descending* string order (only with ``want_order``). ``first_dup[g]`` <- a
+    row whose id another row of the group has too, or -1.
+
+    One hash set of the group's ids per group (a scratch table per chunk, reused:
+    entries of earlier groups hold rows below the group's first row and count as
+    empty), probed once per judgment: O(rows + judgments). Slots keep the hash
+    too, so ids are compared only when their hashes are equal."""
+    v, off = ids
+    jv, joff_ = jids
+    for c in prange(len(chunks) - 1):
+        g0 = chunks[c]
+        g1 = chunks[c + 1]
+        longest = 1
+        for g in range(g0, g1):
+            longest = max(longest, goff[g + 1] - goff[g])
+        bits = 1
+        while (1 << bits) < 2 * longest:
+            bits += 1
+        shift = np.uint64(64 - bits)
+        mask = np.uint64((1 << bits) - 1)
+        rows = np.full(1 << bits, -1, np.int64)
+        hashes = np.empty(1 << bits, np.uint64)
+        keys = np.empty(longest if want_order else 0, np.uint64)
+        scratch = np.empty_like(keys)
+        counts = np.empty((2 << bits) + 1 if want_order else 0, np.int64)
+        for g in range(g0, g1):
+            lo = goff[g]
+            hi = goff[g + 1]
+            dup = -1
+            for r in range(lo, hi):
+                out_match[r] = -1
+                x = _hash(v, off, r)
+                h = x >> shift
+                while True:
+                    s = rows[h]
+                    if s < lo:
+                        rows[h] = r
+                        hashes[h] = x
+                        break
+                    if hashes[h] == x and _same(v, off, s, v, off, r):
+                        if dup < 0:
+                            dup = r
+                        break
+                    h = (h + _ONE) & mask
+            first_dup[g] = dup
+            jq = judged_q[g]
+            if jq >= 0 and hi > lo:
+                for t in range(joff[jq], joff[jq + 1]):
+                    x = jhash[t]
+                    h = x >> shift
+                    while True:
+                        s = rows[h]
+                        if s < lo:
+                            break
+                        if hashes[h] == x and _same(v, off, s, jv, joff_, t):
+                            out_match[s] = t
+                            break
+                        h = (h + _ONE) & mask
+            if want_order:
+                _descending(v, off, lo, hi, keys, scratch, counts, out_order)
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def hash_ids(ids, out):
+    """out[i] <- the hash of id i (as :func:`join_docs` and :func:`index_ids` use it)."""
+    v, off = ids
+    for i in prange(len(out)):
+        out[i] = _hash(v, off, i)
+
+
+@njit(cache=CACHE, nogil=True)
+def _shift(size):
+    """64 - log2(size) for a power of 2 size >= 2: a hash's top bits index the table."""
+    bits = 1
+    while (1 << bits) < size:
+        bits += 1
+    return np.uint64(64 - bits)
+
+
+@njit(cache=CACHE, nogil=True)
+def index_ids(ids, n, table):
+    """Hash index of ids 0..n-1 (all distinct): ``table`` (a power-of-2 length >= 2n,
+    filled with -1) <- the position of each id at its slot."""
+    mask = np.uint64(len(table) - 1)
+    shift = _shift(len(table))
+    v, off = ids
+    for i in range(n):
+        h = _hash(v, off, i) >> shift
+        while table[h] >= 0:
+            h = (h + _ONE) & mask
+        table[h] = i
+
+
+@njit(cache=CACHE, nogil=True)
+def lookup_ids(table, indexed, ids, out):
+    """out[i] <- the position in ``indexed`` (see :func:`index_ids`) of ``ids[i]``, or -1."""
+    mask = np.uint64(len(table) - 1)
+    shift = _shift(len(table))
+    v, off = ids
+    w, woff = indexed
+    for i in range(len(out)):
+        h = _hash(v, off, i) >> shift
+        out[i] = -1
+        while True:
+            s = table[h]
+            if s < 0:
+                break
+            if _same(w, woff, s, v, off, i):
+                out[i] = s
+                break
+            h = (h + _ONE) & mask
