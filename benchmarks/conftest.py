@@ -15,7 +15,8 @@ unless deselected (``-m "not heavy"``).
 ``pytest --benchmark-json=FILE`` then also records, under ``machine_info``, the
 machine (``_report.machine_facts``), the library versions, the load average at
 the start and the end, and whether the sizes were full: ``scripts/bench_report.py``
-renders the report from that file alone.
+renders the report from that file alone. Per-round times are kept for benchmarks of
+up to 50 rounds (:func:`trim_round_times`); the statistics are always complete.
 """
 
 from __future__ import annotations
@@ -108,3 +109,22 @@ def pytest_benchmark_update_machine_info(config, machine_info):
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "fastndcg_path": _peers.fastndcg_path(),
     }
+
+
+MAX_ROUND_TIMES = 50  # per-round times kept in the JSON (its stats are always complete)
+
+
+def trim_round_times(output_json: dict, keep: int = MAX_ROUND_TIMES) -> None:
+    """Drop the per-round times of benchmarks with more than ``keep`` rounds (fast calls
+    run thousands), keeping their statistics: the JSON stays small enough to commit."""
+    for bench in output_json.get("benchmarks", []):
+        stats = bench.get("stats") or {}
+        data = stats.get("data")
+        if data is not None and len(data) > keep:
+            del stats["data"]
+            bench.setdefault("extra_info", {})["round_times_dropped"] = len(data)
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    trim_round_times(output_json)
+

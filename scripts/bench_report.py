@@ -9,7 +9,7 @@ from one run of the suite (``benchmarks/``), which is the one timing harness:
         --benchmark-json=docs/benchmarks/results.json -m "not heavy"
 
     # 2. render docs/benchmarks/README.md (and PNG plots, if matplotlib is installed)
-    python scripts/bench_report.py                      # --json FILE, --out DIR
+    python scripts/bench_report.py                      # --json FILE, --out DIR, --note TEXT
 
 Without ``FASTNDCG_BENCH_FULL=1`` the suite runs at small sizes (a smoke test; the
 report then says that its targets are indicative only).
@@ -599,6 +599,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="folder for README.md and the plots (default %(default)s)")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG files")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a line for the report's notes (how the run was made); repeatable")
     args = parser.parse_args(argv)
     if not os.path.exists(args.json):
         print(f"bench_report: {args.json} does not exist; run the suite first:\n  "
@@ -610,7 +612,7 @@ def main(argv=None) -> int:
               f"--benchmark-enable?)", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    notes: list[str] = []
+    notes: list[str] = list(args.note)
     plot_files: list[str] = []
     if not args.no_plots:
         plot_files, note = plots(entries, args.out)
