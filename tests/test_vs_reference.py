@@ -134,3 +134,25 @@ def test_query_ids_group_scattered_rows(batch, k, data):
     close(got, want)
     # string ids group the same way
     close(fastndcg.ndcg(s, r, query_ids=ids.astype(str), k=k, ties="stable"), want)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(batch=batches(max_queries=6, max_rows=40,
+                     scores=st.sampled_from([-1.5, -0.0, 0.0, 0.25, 0.5, 2.0, float("inf")])),
+       k=st.one_of(st.none(), st.integers(1, 45),
+                   st.lists(st.integers(1, 45), min_size=1, max_size=4)),
+       ties=st.sampled_from(["average", "stable"]), score_dtype=st.sampled_from([np.float32, np.int16]))
+def test_counting_path_for_short_lists(batch, k, ties, score_dtype):
+    """Lists of up to 32 rows with scores of <= 32 bits are ranked by counting; the
+    same values as float64 take the selecting path: both equal the reference, and
+    each other to the last bit (sums per tie group in input order on both paths)."""
+    s, r, o = as_arrays(batch, np.float64, np.int8)
+    if score_dtype is np.int16:
+        s = np.where(np.isinf(s), 1000.0, s * 4)  # integers, same order and ties
+    short = fastndcg.ndcg(s.astype(score_dtype), r, o, k=k, ties=ties)
+    wide = fastndcg.ndcg(s.astype(score_dtype).astype(np.float64), r, o, k=k, ties=ties)
+    np.testing.assert_array_equal(short, wide)
+    expected = reference.ndcg(s.astype(score_dtype).astype(float).tolist(), r.tolist(),
+                              o.tolist(), k=k, ties=ties)
+    close(short, expected)
