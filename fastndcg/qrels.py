@@ -17,6 +17,7 @@ computed only when ``ties="trec"`` asks for it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,6 @@ def chunk_bounds(offsets: np.ndarray) -> np.ndarray:
 
 _NO_OFFSETS = np.zeros(0, np.int64)
 _NO_OFFSETS.flags.writeable = False
-_NO_HASHES = np.zeros(0, np.uint64)
 
 
 def kernel_ids(ids: pa.Array, as_text: bool) -> tuple:
@@ -90,19 +90,57 @@ def _duplicates(first_dup: np.ndarray):
     return q, int(first_dup[q]), len(bad)
 
 
+_NO_KEYS = np.zeros((0, 0), np.uint64)
+_NO_SKIPS = np.zeros(0, np.int64)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:
+    """An array for this chunk's join, reused by the next chunk (of this thread): a
+    fresh array of a batch's size costs a page fault per 4 KiB on first touch."""
+    pool = _SCRATCH.__dict__
+    size = int(np.prod(shape))
+    buf = pool.get(name)
+    if buf is None or len(buf) < size or buf.dtype != dtype:
+        buf = pool[name] = np.empty(max(size, 1024), dtype)
+    return buf[:size].reshape(shape)
+
+
+def _sorted_keys(chunk: Chunk, docs, bounds: np.ndarray) -> tuple:
+    """(keys, skips) for trec_eval's order: each query's packed sort keys in a row of
+    a 2-D array (padded), sorted by NumPy (vectorised: several times faster than a
+    sort inside the kernels); or empty arrays, for the kernels to sort, when the
+    queries' lengths differ too much to pad them to the longest."""
+    n_q = len(chunk.offsets) - 1
+    longest = int(np.diff(chunk.offsets).max(initial=0))
+    if not n_q or n_q * longest > 2 * chunk.table.num_rows + 1024:
+        return _NO_KEYS, _NO_SKIPS
+    keys = _scratch("keys", (n_q, longest), np.uint64)
+    skips = np.empty(n_q, np.int64)
+    with C.KERNEL_LOCK:
+        K.trec_keys(chunk.offsets, docs, bounds, keys, skips)
+    keys.sort(axis=1)
+    return keys, skips
+
+
 def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
                order: bool = False) -> tuple:
-    """Run :func:`join_docs` over a chunk: (match, order or None, duplicate or None).
-    ``jdocs``: the judged ids and their hashes."""
+    """Run :func:`join_docs` over a chunk: (match, order or None, duplicate or None),
+    ``match`` valid until the next chunk's join in this thread."""
     n = chunk.table.num_rows
     n_q = len(chunk.offsets) - 1
     if judged_q is None:
-        judged_q, jdocs, joff = np.full(n_q, -1, np.int64), (docs, _NO_HASHES), chunk.offsets
-    match = np.empty(n, np.int64)
+        judged_q, jdocs, joff = np.full(n_q, -1, np.int64), docs, chunk.offsets
+    match = _scratch("match", (n,), np.int64)
     out_order = np.empty(n if order else 0, np.int64)
     first_dup = np.empty(n_q, np.int64)
-    K.join_docs(chunk.offsets, docs, judged_q, joff, jdocs[0], jdocs[1],
-                chunk_bounds(chunk.offsets), order, match, out_order, first_dup)
+    bounds = chunk_bounds(chunk.offsets)
+    keys, skips = _sorted_keys(chunk, docs, bounds) if order else (_NO_KEYS, _NO_SKIPS)
+    with C.KERNEL_LOCK:
+        K.join_docs(chunk.offsets, docs, judged_q, joff, jdocs, bounds, order, keys, skips,
+                    match, out_order, first_dup)
     return match, (out_order if order else None), _duplicates(first_dup)
 
 
@@ -154,7 +192,7 @@ class Qrels:
             while size < 2 * len(self.ids):
                 size *= 2
             table = np.full(size, -1, np.int64)
-            K.index_ids(judged, len(self.ids), table)
+            K.index_ids(judged, len(self.ids), table)  # not parallel: no lock
             return judged, table
 
         judged, table = self._cached(("index", text), index)
@@ -164,21 +202,16 @@ class Qrels:
         return out
 
     def doc_ids(self, run_docs: pa.Array) -> tuple:
-        """(run ids, (judged ids, their hashes)) in one kind for the join kernels."""
+        """(run ids, judged ids) in one kind for the join kernels."""
         text = _as_text(run_docs, self.docs, docs=True)
-
-        def judged():
-            ids = kernel_ids(self.docs, text)
-            hashes = np.empty(len(self.docs), np.uint64)
-            K.hash_ids(ids, hashes)
-            return ids, hashes
-
-        return kernel_ids(run_docs, text), self._cached(("docs", text), judged)
+        return (kernel_ids(run_docs, text),
+                self._cached(("docs", text), lambda: kernel_ids(self.docs, text)))
 
     def match(self, chunk: Chunk, doc: str, order: bool = False) -> tuple:
         """(match, order, judged_q) of a run chunk: each row's judgment position in
-        ``docs`` (-1: unjudged), the rows in trec order (None unless ``order``) and
-        each query's judged index (-1: none). A document listed twice is an error."""
+        ``docs`` (-1: unjudged; a scratch array, overwritten by the next join in this
+        thread), the rows in trec order (None unless ``order``) and each query's
+        judged index (-1: none). A document listed twice is an error."""
         docs = _doc_column(chunk, doc)
         run_ids, judged_ids = self.doc_ids(docs)
         judged_q = self.judged_queries(chunk.ids)

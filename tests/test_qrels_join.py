@@ -119,6 +119,17 @@ def test_long_group_order(make):
     assert _order(ids, offsets) == _expected(ids, offsets)
 
 
+@pytest.mark.parametrize("make", [lambda i: f"{i % 7}-shared-part-{i:06d}", lambda i: i * 37 % 5000])
+def test_long_group_among_short_ones(make):
+    # too ragged to pad into one sorted 2-D array: each query sorted in the kernel
+    ids = [make(i) for i in range(1500)] + [make(i) for i in range(3000)]
+    offsets = [0, 1500] + list(range(1501, 4501))
+    assert _order(ids, offsets) == _expected(ids, offsets)
+    # ...and the same ids in equal groups, sorted by NumPy
+    even = list(range(0, 4501, 500))
+    assert _order(ids, even) == _expected(ids, even)
+
+
 def test_empty_and_single_groups():
     assert _order([5, 7, 6], [0, 0, 1, 1, 3, 3]) == [0, 1, 2]
 

@@ -21,7 +21,7 @@ from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 _WHERE = {
     "dcg_idcg_batch": "ndcg", "top_k": "ndcg", "top_values": "ndcg",
     "scan_values": "scan",
-    "join_docs": "join", "hash_ids": "join", "index_ids": "join", "lookup_ids": "join",
+    "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
 }
 

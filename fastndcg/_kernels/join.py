@@ -38,6 +38,7 @@ _K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
 _P1, _P2, _P3, _P4, _P8, _P11, _P15, _P16, _P17, _P18 = (
     np.uint64(10 ** e) for e in (1, 2, 3, 4, 8, 11, 15, 16, 17, 18))
 _TOP = np.uint64(1 << 63)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @register_jitable
@@ -198,69 +199,99 @@ def _exact_sort(v, off, lo, part, s, e, low, skip, scratch):
             part[i] = src[i]
 
 
-@njit(cache=CACHE, nogil=True)
-def _sort_keys(keys, n, out, counts):
-    """out[:n] <- keys[:n] sorted (distinct uint64s): a spread sort, linear for keys
-    spread over their range. Keys go to ``len(counts) - 1`` >= 2n buckets by their
-    offset from the smallest; buckets of up to 16 are insertion sorted, larger ones
-    (clustered keys) sorted by comparison."""
-    lo = keys[0]
-    hi = keys[0]
-    for i in range(1, n):
-        v = keys[i]
-        lo = min(lo, v)
-        hi = max(hi, v)
-    n_buckets = len(counts) - 1
-    shift = np.uint64(0)
-    while ((hi - lo) >> shift) >= np.uint64(n_buckets):
-        shift += _ONE
-    counts[:] = 0
-    for i in range(n):
-        counts[np.int64((keys[i] - lo) >> shift) + 1] += 1
-    for b in range(n_buckets):
-        counts[b + 1] += counts[b]
-    for i in range(n):
-        b = np.int64((keys[i] - lo) >> shift)
-        out[counts[b]] = keys[i]
-        counts[b] += 1
-    start = 0  # counts[b] is now the end of bucket b
-    for b in range(n_buckets):
-        end = counts[b]
-        if end - start > 16:
-            out[start:end].sort()
-        else:
-            for i in range(start + 1, end):
-                x = out[i]
-                j = i - 1
-                while j >= start and x < out[j]:
-                    out[j + 1] = out[j]
-                    j -= 1
-                out[j + 1] = x
-        start = end
+@register_jitable
+def _insertion(a, s, e):
+    for i in range(s + 1, e):
+        x = a[i]
+        j = i - 1
+        while j >= s and x < a[j]:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
 
 
 @njit(cache=CACHE, nogil=True)
-def _descending(v, off, lo, hi, keys, scratch, counts, out_order):
-    """out_order[lo:hi] <- the rows lo..hi-1 in descending string order of their ids.
+def _sort_keys(a, n, tmp, counts, stack):
+    """a[:n] sorted in place (distinct uint64s): a most-significant-first spread
+    sort, linear for keys spread over their range. A range of m keys is counted
+    into 2m buckets by each key's offset from the range's smallest, in the bits
+    the range spans, and placed through ``tmp``; buckets of up to 16 keys are then
+    insertion sorted (one pass over the range when all are that small), larger
+    ones (clustered keys, e.g. ids of ASCII digits) spread again over their own
+    range, and after 8 rounds sorted by comparison. ``counts`` holds at least
+    2 * 2**ceil(log2(n)) + 1 entries, ``stack`` 3 * (n // 16 + 1)."""
+    stack[0], stack[1], stack[2] = 0, n, 0
+    top = 3
+    while top > 0:
+        top -= 3
+        s, e, depth = stack[top], stack[top + 1], stack[top + 2]
+        if e - s <= 16:
+            _insertion(a, s, e)
+            continue
+        if depth >= 8:
+            a[s:e].sort()
+            continue
+        lo = a[s]
+        hi = a[s]
+        for i in range(s + 1, e):
+            v = a[i]
+            lo = min(lo, v)
+            hi = max(hi, v)
+        n_buckets = 1
+        while n_buckets < 2 * (e - s):
+            n_buckets *= 2
+        shift = np.uint64(0)
+        while ((hi - lo) >> shift) >= np.uint64(n_buckets):
+            shift += _ONE
+        c = counts[:n_buckets + 1]
+        c[:] = 0
+        for i in range(s, e):
+            c[np.int64((a[i] - lo) >> shift) + 1] += 1
+        largest = 0
+        for b in range(n_buckets):
+            largest = max(largest, c[b + 1])
+            c[b + 1] += c[b]
+        for i in range(s, e):
+            b = np.int64((a[i] - lo) >> shift)
+            tmp[s + c[b]] = a[i]
+            c[b] += 1
+        a[s:e] = tmp[s:e]
+        if largest <= 16:
+            _insertion(a, s, e)
+            continue
+        start = 0  # c[b] is now the end of bucket b
+        for b in range(n_buckets):
+            end = c[b]
+            if end - start > 16:
+                stack[top], stack[top + 1], stack[top + 2] = s + start, s + end, depth + 1
+                top += 3
+            elif end - start > 1:
+                _insertion(a, s + start, s + end)
+            start = end
 
-    One 64-bit key a row, its position in the low bits, sorted as integers; rows
-    whose keys agree above the position bits (rare) are then put in exact order."""
+
+@register_jitable
+def _pack_keys(v, off, lo, hi, skip, out):
+    """out[:n] <- the sort keys of rows lo..hi-1, each with its position in the low
+    bits (the truncated key bits are restored by :func:`_finish`); the mask of the
+    position bits."""
     n = hi - lo
-    if n == 0:
-        return
     bits = 0
     while (1 << bits) < n:
         bits += 1
     low = np.uint64((1 << bits) - 1)
-    high = ~low
-    skip = _skip(v, off, lo, hi)
     for i in range(n):
-        scratch[i] = (_sort_key(v, off, lo + i, skip) & high) | np.uint64(i)
-    n_buckets = 1
-    while n_buckets < 2 * n:
-        n_buckets *= 2
-    _sort_keys(scratch, n, keys, counts[:n_buckets + 1])
-    part = keys[:n]
+        out[i] = (_sort_key(v, off, lo + i, skip) & ~low) | np.uint64(i)
+    return low
+
+
+@register_jitable
+def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
+    """out_order[lo:hi] <- the rows in descending id order, from their packed keys
+    sorted ascending in ``part``; rows whose keys agree above the position bits
+    (rare) are first put in exact order by comparing the ids."""
+    n = hi - lo
+    high = ~low
     s = 0
     for i in range(1, n + 1):
         if i == n or (part[i] & high) != (part[s] & high):
@@ -271,17 +302,49 @@ def _descending(v, off, lo, hi, keys, scratch, counts, out_order):
         out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
 
 
+@njit(cache=CACHE, nogil=True)
+def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
+    """out_order[lo:hi] <- the rows lo..hi-1 in descending string order of their ids:
+    one 64-bit key a row, sorted as integers (:func:`_sort_keys`), then
+    :func:`_finish`."""
+    if hi > lo:
+        skip = _skip(v, off, lo, hi)
+        low = _pack_keys(v, off, lo, hi, skip, keys)
+        _sort_keys(keys, hi - lo, scratch, counts, stack)
+        _finish(v, off, lo, hi, keys, low, skip, scratch, out_order)
+
+
 @njit(parallel=True, cache=CACHE, nogil=True)
-def join_docs(goff, ids, judged_q, joff, jids, jhash, chunks, want_order, out_match, out_order,
-              first_dup):
+def trec_keys(goff, ids, chunks, keys, skips):
+    """For sorting outside the kernels (NumPy's vectorised sort of the rows of a 2-D
+    array): keys[g, :n] <- the packed sort keys of group g's n rows, the rest of the
+    row all ones (sorting last: no key of a UTF-8 string or an int64 has them);
+    skips[g] <- the prefix bytes the keys skip."""
+    v, off = ids
+    for c in prange(len(chunks) - 1):
+        for g in range(chunks[c], chunks[c + 1]):
+            lo = goff[g]
+            hi = goff[g + 1]
+            skip = _skip(v, off, lo, hi)
+            skips[g] = skip
+            row = keys[g]
+            _pack_keys(v, off, lo, hi, skip, row)
+            row[hi - lo:] = _ALL
+
+
+@njit(parallel=True, cache=CACHE, nogil=True)
+def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, skips,
+              out_match, out_order, first_dup):
     """Per group g: each row's judgment and, with ``want_order``, trec_eval's order.
 
     ``out_match[row]`` <- the position t in ``jids`` of the row's id among the
     judgments of group ``judged_q[g]`` (joff[jq]:joff[jq+1]), or -1 (unjudged, or
-    ``judged_q[g]`` is -1); ``jhash`` holds the judgments' hashes (:func:`hash_ids`).
+    ``judged_q[g]`` is -1).
     ``out_order[goff[g]:goff[g+1]]`` <- the group's rows in document id
-    *descending* string order (only with ``want_order``). ``first_dup[g]`` <- a
-    row whose id another row of the group has too, or -1.
+    *descending* string order (only with ``want_order``), from the rows of
+    ``sorted_keys`` (:func:`trec_keys`, sorted) and ``skips`` when given, else
+    sorted here. ``first_dup[g]`` <- a row whose id another row of the group has
+    too, or -1.
 
     One hash set of the group's ids per group (a scratch table per chunk, reused:
     entries of earlier groups hold rows below the group's first row and count as
@@ -302,9 +365,11 @@ def join_docs(goff, ids, judged_q, joff, jids, jhash, chunks, want_order, out_ma
         mask = np.uint64((1 << bits) - 1)
         rows = np.full(1 << bits, -1, np.int64)
         hashes = np.empty(1 << bits, np.uint64)
-        keys = np.empty(longest if want_order else 0, np.uint64)
-        scratch = np.empty_like(keys)
-        counts = np.empty((2 << bits) + 1 if want_order else 0, np.int64)
+        scratch = np.empty(longest if want_order else 0, np.uint64)
+        sort_here = want_order and not len(sorted_keys)
+        keys = np.empty(longest if sort_here else 0, np.uint64)
+        counts = np.empty((2 << bits) + 1 if sort_here else 0, np.int64)
+        stack = np.empty(3 * (longest // 16 + 1) if sort_here else 0, np.int64)
         for g in range(g0, g1):
             lo = goff[g]
             hi = goff[g + 1]
@@ -328,7 +393,7 @@ def join_docs(goff, ids, judged_q, joff, jids, jhash, chunks, want_order, out_ma
             jq = judged_q[g]
             if jq >= 0 and hi > lo:
                 for t in range(joff[jq], joff[jq + 1]):
-                    x = jhash[t]
+                    x = _hash(jv, joff_, t)
                     h = x >> shift
                     while True:
                         s = rows[h]
@@ -338,16 +403,15 @@ def join_docs(goff, ids, judged_q, joff, jids, jhash, chunks, want_order, out_ma
                             out_match[s] = t
                             break
                         h = (h + _ONE) & mask
-            if want_order:
-                _descending(v, off, lo, hi, keys, scratch, counts, out_order)
-
-
-@njit(parallel=True, cache=CACHE, nogil=True)
-def hash_ids(ids, out):
-    """out[i] <- the hash of id i (as :func:`join_docs` and :func:`index_ids` use it)."""
-    v, off = ids
-    for i in prange(len(out)):
-        out[i] = _hash(v, off, i)
+            if want_order and len(sorted_keys):
+                n = hi - lo
+                bits = 0
+                while (1 << bits) < n:
+                    bits += 1
+                _finish(v, off, lo, hi, sorted_keys[g], np.uint64((1 << bits) - 1), skips[g],
+                        scratch, out_order)
+            elif want_order:
+                _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
 
 
 @njit(cache=CACHE, nogil=True)
