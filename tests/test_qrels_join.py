@@ -11,9 +11,11 @@ fast path against the careful one on the real files in tests/data/real.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 from collections import defaultdict
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastndcg
-from fastndcg import io, reference
+from fastndcg import io, qrels, reference
 from fastndcg.chunks import Chunk
 from fastndcg.qrels import _per_query, kernel_ids
 
@@ -48,12 +50,15 @@ int_ids = st.one_of(
 )
 
 
-def _order(ids: list, offsets: list[int]) -> list[int]:
-    """fastndcg's trec order (rows of each query by id descending as strings)."""
+def _order(ids: list, offsets: list[int], in_kernel: bool = False) -> list[int]:
+    """fastndcg's trec order (rows of each query by id descending as strings); keys
+    sorted by NumPy, or (``in_kernel``) by the kernels' own sort."""
     arr = pa.array(ids, pa.int64() if isinstance(ids[0], int) else pa.large_string())
     chunk = Chunk(pa.array(range(len(offsets) - 1)), np.asarray(offsets, np.int64),
                   pa.table({"doc": arr}))
-    _, order, dup = _per_query(chunk, kernel_ids(arr, arr.type != pa.int64()), order=True)
+    with mock.patch.object(qrels, "_sorted_keys", lambda *a: (qrels._NO_KEYS, qrels._NO_SKIPS)) \
+            if in_kernel else contextlib.nullcontext():
+        _, order, dup = _per_query(chunk, kernel_ids(arr, arr.type != pa.int64()), order=True)
     assert dup is None
     return order.tolist()
 
@@ -77,10 +82,10 @@ def grouped(draw, ids, max_groups=4, max_size=40):
 
 
 @SETTINGS
-@given(grouped(int_ids))
-def test_int_trec_order_is_decimal_string_order(case):
+@given(grouped(int_ids), st.booleans())
+def test_int_trec_order_is_decimal_string_order(case, in_kernel):
     ids, offsets = case
-    assert _order(ids, offsets) == _expected(ids, offsets)
+    assert _order(ids, offsets, in_kernel) == _expected(ids, offsets)
 
 
 @SETTINGS
@@ -98,10 +103,10 @@ text_ids = st.one_of(
 
 
 @SETTINGS
-@given(grouped(text_ids))
-def test_string_trec_order_is_byte_order(case):
+@given(grouped(text_ids, max_size=80), st.booleans())
+def test_string_trec_order_is_byte_order(case, in_kernel):
     ids, offsets = case
-    assert _order(ids, offsets) == _expected(ids, offsets)
+    assert _order(ids, offsets, in_kernel) == _expected(ids, offsets)
 
 
 @pytest.mark.parametrize("make", [
@@ -117,6 +122,7 @@ def test_long_group_order(make):
     ids = list(dict.fromkeys(make(i) for i in range(3000)))
     offsets = [0, 1000, len(ids)]
     assert _order(ids, offsets) == _expected(ids, offsets)
+    assert _order(ids, offsets, in_kernel=True) == _expected(ids, offsets)
 
 
 @pytest.mark.parametrize("make", [lambda i: f"{i % 7}-shared-part-{i:06d}", lambda i: i * 37 % 5000])
