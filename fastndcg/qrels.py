@@ -97,11 +97,17 @@ _NO_SKIPS = np.zeros(0, np.int64)
 _SCRATCH = threading.local()
 
 
+_SCRATCH_MAX = 1 << 22  # elements: 32 MiB of int64 at most kept per array and thread
+
+
 def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:
     """An array for this chunk's join, reused by the next chunk (of this thread): a
-    fresh array of a batch's size costs a page fault per 4 KiB on first touch."""
-    pool = _SCRATCH.__dict__
+    fresh array of a batch's size costs a page fault per 4 KiB on first touch.
+    Larger ones (a huge query) are not kept."""
     size = int(np.prod(shape))
+    if size > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    pool = _SCRATCH.__dict__
     buf = pool.get(name)
     if buf is None or len(buf) < size or buf.dtype != dtype:
         buf = pool[name] = np.empty(max(size, 1024), dtype)
