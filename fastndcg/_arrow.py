@@ -70,8 +70,7 @@ def run_starts(ids: pa.Array) -> np.ndarray:
     if pa.types.is_integer(ids.type):
         arr = ids.to_numpy()
         if arr.dtype.itemsize == 8:  # int64 / uint64: equality is bitwise
-            from ._kernels.runs import run_starts_int64
-            return run_starts_int64(arr.view(np.int64))
+            return K.run_starts_int64(arr.view(np.int64))
         return np.flatnonzero(arr[1:] != arr[:-1]) + 1
     change = pc.not_equal(ids.slice(1), ids.slice(0, n - 1))
     return np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1

@@ -2,7 +2,9 @@
 
 * :mod:`.ndcg` -- per-query top-k selection and tie-aware DCG/IDCG;
 * :mod:`.scan` -- the validation pass over scores and labels;
-* :mod:`.strings` -- per-query sorting and joining of string document ids;
+* :mod:`.join` -- the qrels join and trec_eval's document order, by kind of id
+  (integers as numbers, strings through :mod:`.strings`' byte-order helpers);
+* :mod:`.runs` -- where runs of equal query ids start;
 * :mod:`.hashing` -- stable hashes of query ids;
 * :mod:`.codes` -- the integer mode codes (plain Python).
 
@@ -23,6 +25,7 @@ _WHERE = {
     "scan_values": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
+    "run_starts_int64": "runs",
 }
 
 
