@@ -6,6 +6,7 @@
   (integers as numbers, strings through :mod:`.strings`' byte-order helpers);
 * :mod:`.runs` -- where runs of equal query ids start;
 * :mod:`.hashing` -- stable hashes of query ids;
+* :mod:`.resample` -- bootstrap and sign-flip resampling for comparisons;
 * :mod:`.codes` -- the integer mode codes (plain Python).
 
 Importing this package costs nothing: Numba is imported (and cached kernels
@@ -26,6 +27,8 @@ _WHERE = {
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs",
+    "bootstrap_means": "resample", "signflip_means": "resample", "signflip_exact": "resample",
+    "sign_table": "resample",
 }
 
 
