@@ -1,4 +1,4 @@
-"""The ``fastndcg`` command line: ``evaluate``, ``demo`` and ``synth``.
+"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``demo`` and ``synth``.
 
 Bad input is one line on stderr (``fastndcg: error: ...``) and exit status 2 for a
 usage error, 1 for bad data; never a traceback. Progress bars go to stderr only
@@ -77,9 +77,36 @@ def _positive(text: str) -> int:
     return value
 
 
+def _add_semantics(p: _Parser) -> None:
+    """The evaluation options that evaluate and compare share."""
+    p.add_argument("--preset", choices=list(PRESET_NAMES),
+                   help="a tool's NDCG semantics (gain, ties, zero IDCG, negative labels, "
+                        "score precision); options given next to it override it")
+    p.add_argument("--gain", type=_gain, default=None,
+                   help="exp2 (2^label - 1), linear, or a table such as 0,1,3,7 (default exp2)")
+    p.add_argument("--ties", default=None,
+                   choices=["average", "stable", "optimistic", "pessimistic", "trec"],
+                   help="default average")
+    p.add_argument("--zero-idcg", default=None, choices=["zero", "one", "nan", "error"],
+                   help="default zero")
+    p.add_argument("--log-base", type=float, default=None, help="default 2")
+    p.add_argument("--nan-scores", default=None, choices=["error", "last"],
+                   help="default error")
+    p.add_argument("--negative-labels", default=None, choices=["error", "zero", "keep"],
+                   help="default error")
+    p.add_argument("--score-precision", default=None, choices=["float64", "float32"],
+                   help="compare scores as given (float64, default) or rounded to float32 "
+                        "(pytrec_eval, trec_eval 9.x)")
+    p.add_argument("--complete", action="store_true",
+                   help="score judged queries missing from the run as 0 (trec_eval -c)")
+    p.add_argument("--query-col", default="query_id")
+    p.add_argument("--doc-col", default="doc_id")
+    p.add_argument("--label-col", default="label")
+
+
 def _parser() -> _Parser:
     parser = _Parser(prog=_PROG, description="NDCG@k for search logs at scale.")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,demo,synth}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,demo,synth}", parser_class=_Parser)
     sub.required = True
 
     ev = sub.add_parser("evaluate", help="NDCG@k of a Parquet log, or of a TREC run with --qrels",
@@ -93,30 +120,8 @@ def _parser() -> _Parser:
                     help="cutoffs (and gain) named as trec_eval does (-m ndcg_cut.5,10, "
                          "-m ndcg) or as ir_measures does (-m nDCG@10); repeatable; "
                          "instead of -k")
-    ev.add_argument("--preset", choices=list(PRESET_NAMES),
-                    help="a tool's NDCG semantics (gain, ties, zero IDCG, negative labels, "
-                         "score precision); options given next to it override it")
-    ev.add_argument("--gain", type=_gain, default=None,
-                    help="exp2 (2^label - 1), linear, or a table such as 0,1,3,7 (default exp2)")
-    ev.add_argument("--ties", default=None,
-                    choices=["average", "stable", "optimistic", "pessimistic", "trec"],
-                    help="default average")
-    ev.add_argument("--zero-idcg", default=None, choices=["zero", "one", "nan", "error"],
-                    help="default zero")
-    ev.add_argument("--log-base", type=float, default=None, help="default 2")
-    ev.add_argument("--nan-scores", default=None, choices=["error", "last"],
-                    help="default error")
-    ev.add_argument("--negative-labels", default=None, choices=["error", "zero", "keep"],
-                    help="default error")
-    ev.add_argument("--score-precision", default=None, choices=["float64", "float32"],
-                    help="compare scores as given (float64, default) or rounded to float32 "
-                         "(pytrec_eval, trec_eval 9.x)")
-    ev.add_argument("--complete", action="store_true",
-                    help="score judged queries missing from the run as 0 (trec_eval -c)")
-    ev.add_argument("--query-col", default="query_id")
-    ev.add_argument("--doc-col", default="doc_id")
+    _add_semantics(ev)
     ev.add_argument("--score-col", default="score")
-    ev.add_argument("--label-col", default="label")
     ev.add_argument("--explain", nargs="?", const="all", metavar="KINDS",
                     help="per-query columns explaining each score (with --per-query): all, or "
                          "some of dcg,idcg,n_relevant,n_judged,judged")
@@ -135,6 +140,35 @@ def _parser() -> _Parser:
                     help="run on a local Dask cluster of N worker processes")
     ev.add_argument("--format", default="table", choices=["table", "json"])
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    cm = sub.add_parser("compare", help="compare rankers: intervals, paired tests, segments",
+                        description="Compare systems on the same queries: mean NDCG@k with "
+                                    "bootstrap intervals, and against the baseline the mean "
+                                    "difference, effect size, paired randomization / t / "
+                                    "Wilcoxon p-values (corrected) and wins/ties/losses.")
+    cm.add_argument("inputs", nargs="+", metavar="LOG_OR_RUNS",
+                    help="a Parquet log with --systems, or with --qrels two or more runs "
+                         "(TREC or Parquet; NAME=PATH names a run)")
+    cm.add_argument("--systems", metavar="COLS",
+                    help="score columns of the log, comma-separated (at least two)")
+    cm.add_argument("--qrels", help="judgments: compare the runs given against them")
+    cm.add_argument("--baseline", help="the system the others are tested against "
+                                       "(default: the first)")
+    cm.add_argument("--segment", metavar="COLUMN",
+                    help="repeat everything for each value of this column of the log")
+    cm.add_argument("-k", type=_cutoffs, default=[10],
+                    help="cutoff(s), comma-separated (default 10); each is tested")
+    cm.add_argument("--confidence", type=float, default=0.95, help="default 0.95")
+    cm.add_argument("--resamples", type=_positive, default=10_000,
+                    help="bootstrap and randomization resamples (default 10000)")
+    cm.add_argument("--seed", type=_seed, default=0)
+    cm.add_argument("--tests", default="randomization,t,wilcoxon",
+                    help="some of randomization,t,wilcoxon (default all)")
+    cm.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    _add_semantics(cm)
+    cm.add_argument("--plot", metavar="OUT.png", help="draw the comparison (needs matplotlib)")
+    cm.add_argument("--format", default="table", choices=["table", "json", "markdown", "latex"])
+    cm.add_argument("--quiet", action="store_true", help="no progress bar")
 
     demo = sub.add_parser("demo", help="build a synthetic log, evaluate it, compare with the "
                                        "pure-Python reference",
@@ -226,6 +260,78 @@ def _evaluate(args) -> int:
         print(report.format_table())
         if args.per_query:
             print(f"per-query results: {args.per_query}")
+    return 0
+
+
+def _compare(args) -> int:
+    from .compare import compare
+
+    options = dict(query=args.query_col, doc=args.doc_col, label=args.label_col, k=args.k,
+                   gain=args.gain, ties=args.ties, log_base=args.log_base,
+                   zero_idcg=args.zero_idcg, nan_scores=args.nan_scores,
+                   negative_labels=args.negative_labels, complete=args.complete,
+                   score_precision=args.score_precision, preset=args.preset)
+    if args.qrels is None:
+        if args.systems is None:
+            raise _UsageError("name the systems to compare: --systems score_a,score_b (score "
+                              "columns of the log), or give --qrels and two or more runs")
+        if len(args.inputs) != 1:
+            raise _UsageError(f"without --qrels, compare reads one log (its score columns are "
+                              f"the systems), got {len(args.inputs)} inputs; to compare runs, "
+                              f"give --qrels")
+        source = args.inputs[0]
+        systems = [c.strip() for c in args.systems.split(",") if c.strip()]
+    else:
+        if args.systems is not None:
+            raise _UsageError("with --qrels the systems are the runs given; drop --systems")
+        if args.segment is not None:
+            raise _UsageError("--segment names a column of a log; runs have none (the Python "
+                              "API takes segment= as a mapping from query id to segment)")
+        source = None
+        systems = {}
+        for item in args.inputs:
+            name, sep, path = item.partition("=")
+            if not sep or os.path.exists(item):
+                name, path = os.path.basename(item), item
+            if name in systems:
+                raise _UsageError(f"two runs are named {name!r}; name them with NAME=PATH")
+            systems[name] = path
+    if args.plot:
+        ext = os.path.splitext(args.plot)[1].lower()
+        if ext not in (".png", ".pdf", ".svg", ".jpg", ".jpeg"):
+            raise _UsageError(f"--plot names an image file (.png, .pdf, .svg), got {args.plot!r}")
+        if os.path.abspath(args.plot) in {os.path.abspath(p) for p in
+                                          [*args.inputs, *( [args.qrels] if args.qrels else [])]}:
+            raise _UsageError(f"--plot {args.plot!r} is an input; name a new file")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise _UsageError("--plot needs matplotlib: pip install 'fastndcg[plot]'") from None
+    try:
+        result = compare(source, systems, baseline=args.baseline, qrels=args.qrels,
+                         segment=args.segment, confidence=args.confidence,
+                         n_resamples=args.resamples, seed=args.seed, tests=args.tests,
+                         correction=args.correction, progress=_show_progress(args), **options)
+    except ValueError as err:
+        text = str(err)
+        usage = ("baseline=" in text or "confidence" in text or "tests=" in text
+                 or "n_resamples" in text or "at least two systems" in text)
+        if usage:
+            raise _UsageError(text.replace("baseline=", "--baseline ")
+                              .replace("n_resamples", "--resamples")) from None
+        raise
+    if args.format == "json":
+        print(json.dumps(result.to_dict()))
+    elif args.format == "markdown":
+        print(result.to_markdown())
+    elif args.format == "latex":
+        print(result.to_latex())
+    else:
+        print(result.format_table())
+    if args.plot:
+        result.plot(args.plot)
+        if args.format == "table":
+            print(f"plot: {args.plot}")
     return 0
 
 
@@ -329,7 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         args = _parser().parse_args(argv)
-        return {"evaluate": _evaluate, "demo": _demo, "synth": _synth}[args.command](args)
+        return {"evaluate": _evaluate, "compare": _compare, "demo": _demo,
+                "synth": _synth}[args.command](args)
     except _UsageError as err:
         print(f"{_PROG}: error: {err}", file=sys.stderr)
         return 2

@@ -112,17 +112,22 @@ _KINDS = {
     "score": ("scores", "numbers"),
     "label": ("labels", "numbers"),
     "weight": ("query weights", "numbers"),
+    "system": ("a system's scores", "numbers"),
+    "segment": ("segment values", "integers, strings or booleans"),
 }
 _OPTIONS = {"query": "query= / --query-col", "doc": "doc= / --doc-col",
             "score": "score= / --score-col", "label": "label= / --label-col",
-            "weight": "weight= / --weight-col"}
+            "weight": "weight= / --weight-col", "system": "systems= / --systems",
+            "segment": "segment= / --segment"}
 
 
 def _type_ok(role: str, t: pa.DataType) -> bool:
     if pa.types.is_dictionary(t):
         t = t.value_type
-    if role in ("score", "label", "weight"):
+    if role in ("score", "label", "weight", "system"):
         return pa.types.is_integer(t) or pa.types.is_floating(t)
+    if role == "segment" and pa.types.is_boolean(t):
+        return True
     return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
             or pa.types.is_binary(t) or pa.types.is_large_binary(t)
             or str(t) in ("string_view", "binary_view"))

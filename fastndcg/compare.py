@@ -1,0 +1,783 @@
+"""Comparing rankers: paired significance tests, confidence intervals and segments.
+
+:func:`compare` scores every system with :func:`fastndcg.evaluate` (the one
+partition scorer), lines the per-query values up by query id, and turns them
+into decisions:
+
+* per system: mean NDCG@k and its percentile bootstrap interval;
+* per system against the baseline: the mean difference and its (paired)
+  bootstrap interval, an effect size (mean difference / standard deviation of
+  the differences, Cohen's d_z), the two-sided p-values of a paired randomization
+  (sign-flip) test, a paired t-test and a Wilcoxon signed-rank test, the same
+  p-values corrected for multiple comparisons across every test reported (Holm by
+  default), and win / tie / loss counts;
+* with ``segment``, all of it for each value of a column (market, device, ...).
+
+Resampling runs in Numba (:mod:`fastndcg._kernels.resample`), in parallel
+across resamples, each resample drawing from its own counter-based stream: the
+same seed gives the same numbers whatever the thread count. The t and Wilcoxon
+p-values come from :mod:`fastndcg._stats` and equal scipy.stats' ``ttest_rel``
+and ``wilcoxon`` (scipy is not needed at run time).
+
+Decisions written down here (where the issue is silent):
+
+* The statistic of the randomization test is the mean difference; its p-value is
+  ``(1 + #{|mean of flipped| >= |observed|}) / (1 + n_resamples)`` (a valid
+  p-value, never 0), or exact over all ``2**n`` sign patterns when
+  ``2**n <= n_resamples``, as ``scipy.stats.permutation_test`` does.
+* When every difference is exactly 0 (identical rankings), all three p-values
+  are 1 (scipy's t and Wilcoxon give NaN: no evidence of a difference either
+  way) and the effect size is 0. Constant non-zero differences give an infinite
+  effect size and a t-test p-value of 0, as scipy does.
+* A query is a win when system - baseline > 0, a tie when it is exactly 0 (the
+  Wilcoxon test drops the same queries as zero differences).
+* Queries whose NDCG is NaN (``zero_idcg="nan"``: no relevant item) are left out
+  of every test and counted in ``n_left_out``.
+* With ``segment``, the tables hold one block per segment value and no row for
+  all queries together (call again without ``segment`` for it); the correction is
+  applied across every test reported: segments x systems x cutoffs.
+* The default ``seed`` is 0, so a run can be repeated; change it to see the
+  Monte Carlo error of the intervals and randomization p-values.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import io
+from . import _kernels as K
+from . import _stats
+from .chunks import query_chunks
+from .evaluate import check_options, evaluate
+
+__all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS"]
+
+TESTS = ("randomization", "t", "wilcoxon")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                     "none": "not"}
+# evaluate's options that compare sets itself, or that have no meaning for a comparison
+_NOT_OPTIONS = {
+    "score": "systems= names the score columns",
+    "per_query": "the per-query values are kept in Comparison.per_query",
+    "explain": "explain is for evaluate; compare keeps the per-query values only",
+    "weight": "the tests weigh every query once; weighted comparisons are not supported",
+}
+_EXACT_MAX = 20  # exact randomization tests enumerate at most 2**20 sign patterns
+
+
+# --------------------------------------------------------------------------- validation
+
+def _check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}")
+
+
+def _systems(systems, qrels) -> tuple[list[str], list]:
+    """(names, what to evaluate for each): score columns in list mode, runs with qrels."""
+    if isinstance(systems, (str, os.PathLike)):
+        raise TypeError(f"systems must list at least two systems (score columns, or runs with "
+                        f"qrels=...), got the single {type(systems).__name__} {systems!r}")
+    if isinstance(systems, Mapping):
+        names, items = list(systems.keys()), list(systems.values())
+        for n in names:
+            if not isinstance(n, str) or not n:
+                raise TypeError(f"systems: the names of a dict must be non-empty strings, got "
+                                f"{n!r}")
+    elif isinstance(systems, Sequence):
+        items = list(systems)
+        if qrels is None:
+            names = items
+        else:
+            names = [os.path.basename(os.fspath(x)) if isinstance(x, (str, os.PathLike))
+                     else None for x in items]
+            if None in names:
+                raise TypeError("systems: runs given as tables need names; pass a dict "
+                                "{name: run}")
+    else:
+        raise TypeError(f"systems must be a list of score columns, or a dict {{name: column or "
+                        f"run}}; got {type(systems).__name__}")
+    if len(items) < 2:
+        raise ValueError(f"compare needs at least two systems, got {len(items)}: {names!r}; "
+                         f"add the baseline and the system(s) to compare with it")
+    if qrels is None:
+        for col in items:
+            if not isinstance(col, str):
+                raise TypeError(f"systems: without qrels a system is a score column of the log "
+                                f"(a str), got {col!r}; to compare runs, pass qrels=...")
+    for n in names:
+        if names.count(n) > 1:
+            raise ValueError(f"systems: {n!r} is named twice; give each system once (runs "
+                             f"with the same file name need a dict of distinct names)")
+    return [str(n) for n in names], items
+
+
+@dataclass
+class _Settings:
+    names: list[str]
+    items: list
+    base: int
+    confidence: float
+    n_resamples: int
+    seed: int
+    tests: tuple
+    correction: str
+    segment: Any
+    options: dict
+
+
+def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
+              correction, options) -> _Settings:
+    names, items = _systems(systems, qrels)
+    if baseline is None:
+        base = 0
+    elif baseline in names:
+        base = names.index(baseline)
+    else:
+        raise ValueError(f"baseline={baseline!r} is not among the systems "
+                         f"{', '.join(map(repr, names))}; name one of them (by default the "
+                         f"first is the baseline)")
+    if (not isinstance(confidence, (int, float)) or isinstance(confidence, bool)
+            or not 0 < confidence < 1):
+        raise ValueError(f"confidence must be a number between 0 and 1 (exclusive), e.g. 0.95; "
+                         f"got {confidence!r}")
+    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) \
+            or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) \
+            or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"seed must be a whole number in [0, 2**64), got {seed!r}")
+    if isinstance(tests, str):
+        tests = tuple(t.strip() for t in tests.split(",") if t.strip())
+    if not isinstance(tests, (list, tuple)) or not tests:
+        raise ValueError(f"tests must name one or more of {', '.join(map(repr, TESTS))}, got "
+                         f"{tests!r}")
+    for t in tests:
+        _check_choice("tests", t, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    for name in options:
+        if name in _NOT_OPTIONS:
+            raise TypeError(f"compare() does not take {name}=: {_NOT_OPTIONS[name]}")
+    if segment is not None and not isinstance(segment, (str, Mapping, pa.Table)):
+        raise TypeError(f"segment must be a column name, or a mapping from query id to "
+                        f"segment (a dict, or a pyarrow Table of two columns: query id and "
+                        f"segment); got {type(segment).__name__}")
+    if isinstance(segment, pa.Table) and segment.num_columns != 2:
+        raise ValueError(f"segment as a table needs exactly two columns (query id, segment), "
+                         f"got {segment.column_names}")
+    options = dict(options, k=k)
+    # every evaluation option is checked before anything is read
+    check_options(qrels=qrels, score=items[0] if qrels is None else "score",
+                  **{n: options.get(n, d) for n, d in _EVAL_DEFAULTS.items()})
+    return _Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
+                     tuple(t for t in TESTS if t in tests), correction, segment, options)
+
+
+_EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,
+                      ties=None, log_base=None, zero_idcg=None, nan_scores=None,
+                      negative_labels=None, complete=False, batch_rows=1 << 20,
+                      score_precision=None, preset=None, measure=None)
+
+
+# --------------------------------------------------------------------------- per-query values
+
+@dataclass
+class _Values:
+    ids: pa.Array                 # query ids, grouped by segment, sorted within
+    values: np.ndarray            # (S, M, n)
+    measures: list[str]
+    offsets: np.ndarray           # group boundaries
+    segments: pa.Array | None     # one value per group (None: no segments)
+    n_left_out: int
+    reports: dict
+
+
+def _score_all(source, qrels, st: _Settings, progress: bool) -> tuple[dict, list]:
+    """evaluate() once per system: the Reports and each one's per-query table."""
+    opts = {n: v for n, v in st.options.items()}
+    reports, tables = {}, []
+    for name, item in zip(st.names, st.items):
+        if qrels is None:
+            rep = evaluate(source, score=item, per_query=None, progress=progress, **opts)
+        else:
+            rep = evaluate(item, qrels=qrels, per_query=None, progress=progress, **opts)
+        reports[name] = rep
+        tables.append(rep.per_query)
+    return reports, tables
+
+
+def _align(tables: list[pa.Table], st: _Settings, query: str, measures: list[str]
+           ) -> tuple[pa.Array, np.ndarray]:
+    """Query ids sorted, and (S, M, n) values in that order; every system must have
+    scored the same queries."""
+    first = None
+    values = None
+    for s, t in enumerate(tables):
+        ids = t.column(query).combine_chunks()
+        order = pc.sort_indices(ids)
+        sorted_ids = ids.take(order)
+        if first is None:
+            first = sorted_ids
+            values = np.empty((len(tables), len(measures), len(ids)))
+        elif len(sorted_ids) != len(first) or not sorted_ids.equals(first):
+            _differ(first, sorted_ids, st.names[0], st.names[s])
+        for m, name in enumerate(measures):
+            values[s, m] = t.column(name).combine_chunks().take(order).to_numpy(
+                zero_copy_only=False)
+    return first, values
+
+
+def _differ(a: pa.Array, b: pa.Array, name_a: str, name_b: str) -> None:
+    only_a = a.filter(pc.invert(pc.is_in(a, value_set=b)))
+    only_b = b.filter(pc.invert(pc.is_in(b, value_set=a)))
+    if len(only_a):
+        q, have, lack, n = only_a[0].as_py(), name_a, name_b, len(only_a)
+    else:
+        q, have, lack, n = only_b[0].as_py(), name_b, name_a, len(only_b)
+    raise ValueError(f"query {q!r} is scored for system {have!r} but not for {lack!r} "
+                     f"({n:,} such queries); every system must be scored on the same "
+                     f"queries: pass complete=True to score judged queries missing from a "
+                     f"run as 0, or give every run the same queries")
+
+
+def _segment_of_queries(source, st: _Settings, query: str) -> tuple[pa.Array, pa.Array]:
+    """(query ids, segment of each) from a column of the log, each query checked to
+    lie in one segment."""
+    col = st.segment
+    src = io.open_source(source, {query: "query", col: "segment"})
+    ids_parts, seg_parts = [], []
+    for chunk in query_chunks(src.batches(), query):
+        seg = chunk.table.column(col)
+        if isinstance(seg, pa.ChunkedArray):
+            seg = seg.combine_chunks()
+        if pa.types.is_dictionary(seg.type):
+            seg = seg.dictionary_decode()
+        starts = chunk.offsets[:-1]
+        firsts = seg.take(pa.array(starts))
+        lengths = np.diff(chunk.offsets)
+        spread = firsts.take(pa.array(np.repeat(np.arange(len(starts)), lengths)))
+        differs = pc.not_equal(seg, spread)
+        if pc.any(differs).as_py():
+            row = pc.index(differs, True).as_py()
+            q = int(np.searchsorted(chunk.offsets, row, side="right")) - 1
+            raise ValueError(f"column {col!r} (segment) varies within query "
+                             f"{chunk.ids[q].as_py()!r} ({firsts[q].as_py()!r} and "
+                             f"{seg[row].as_py()!r}); a query belongs to one segment: give "
+                             f"every row of a query the same value")
+        ids_parts.append(chunk.ids)
+        seg_parts.append(firsts)
+    if not ids_parts:
+        return pa.array([], pa.int64()), pa.array([], pa.string())
+    ids = pa.concat_arrays([p.cast(ids_parts[0].type) for p in ids_parts])
+    segs = pa.concat_arrays(seg_parts)
+    if len(pc.unique(ids)) < len(ids):  # scattered queries: their fragments must agree
+        t = pa.table({"q": ids, "s": segs}).group_by("q").aggregate(
+            [("s", "min"), ("s", "max")])
+        bad = pc.not_equal(t.column("s_min"), t.column("s_max"))
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            raise ValueError(f"column {col!r} (segment) varies within query "
+                             f"{t.column('q')[i].as_py()!r} ({t.column('s_min')[i].as_py()!r} "
+                             f"and {t.column('s_max')[i].as_py()!r}); a query belongs to one "
+                             f"segment: give every row of a query the same value")
+        ids, segs = t.column("q").combine_chunks(), t.column("s_min").combine_chunks()
+    return ids, segs
+
+
+def _segment_mapping(segment, id_type: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    if isinstance(segment, Mapping):
+        keys, vals = list(segment.keys()), list(segment.values())
+        try:
+            ids, segs = pa.array(keys), pa.array(vals)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+            raise TypeError(f"segment: a dict must map query ids to segment values of one "
+                            f"type each ({io.short_error(err)})") from None
+    else:
+        ids, segs = (segment.column(0).combine_chunks(), segment.column(1).combine_chunks())
+    if segs.null_count:
+        i = pc.index(pc.is_null(segs), True).as_py()
+        raise ValueError(f"segment: query {ids[i].as_py()!r} has a null segment; give every "
+                         f"query a segment value")
+    if ids.type != id_type:
+        try:
+            ids = ids.cast(id_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise TypeError(f"segment: the query ids of the mapping are {ids.type}, but the "
+                            f"scored queries' ids are {id_type}; use ids of that type") from None
+    if len(pc.unique(ids)) < len(ids):
+        raise ValueError("segment: the mapping names a query twice; give each query one segment")
+    return ids, segs
+
+
+def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
+    query = st.options.get("query", "query_id")
+    if qrels is None:
+        if isinstance(source, pa.RecordBatchReader):
+            raise TypeError("compare reads the log once per system, and a RecordBatchReader "
+                            "can be read only once; pass a Parquet path, a Table or a Dataset")
+        roles = {query: "query", st.options.get("label", "label"): "label"}
+        roles.update({c: "system" for c in st.items})
+        if isinstance(st.segment, str):
+            if st.segment in roles:
+                raise ValueError(f"segment={st.segment!r} is also the {roles[st.segment]} "
+                                 f"column; name a column of segment values")
+            roles[st.segment] = "segment"
+        io.open_source(source, roles)  # every column exists, with a usable type
+    elif source is not None:
+        raise TypeError("with qrels=..., the systems are the runs (systems={name: run}); "
+                        "pass None as the source")
+    elif isinstance(st.segment, str):
+        raise ValueError(f"segment={st.segment!r} names a column of a log, but runs compared "
+                         f"against qrels have none; pass a mapping from query id to segment "
+                         f"(a dict or a two-column pyarrow Table)")
+    reports, tables = _score_all(source, qrels, st, progress)
+    measures = [n for n in tables[0].column_names if n == "ndcg" or n.startswith("ndcg@")]
+    ids, values = _align(tables, st, query, measures)
+    keep = ~np.isnan(values).any(axis=(0, 1))
+    n_left_out = int(len(keep) - keep.sum())
+    if n_left_out:
+        ids = ids.filter(pa.array(keep))
+        values = values[:, :, keep]
+    segments = None
+    n = len(ids)
+    if st.segment is None:
+        offsets = np.array([0, n], np.int64)
+        order = None
+    else:
+        if isinstance(st.segment, str):
+            seg_ids, segs = _segment_of_queries(source, st, query)
+        else:
+            seg_ids, segs = _segment_mapping(st.segment, ids.type)
+        pos = pc.index_in(ids, value_set=seg_ids.cast(ids.type))
+        if pos.null_count:
+            q = ids.filter(pc.is_null(pos))[0].as_py()
+            raise ValueError(f"query {q!r} has no segment in the mapping given as segment=; "
+                             f"map every scored query ({pos.null_count:,} are missing)")
+        seg_of = segs.take(pos)
+        segments = pc.unique(seg_of)
+        segments = segments.take(pc.sort_indices(segments))
+        code = pc.index_in(seg_of, value_set=segments).to_numpy(zero_copy_only=False)
+        order = np.argsort(code, kind="stable")
+        counts = np.bincount(code, minlength=len(segments))
+        offsets = np.zeros(len(segments) + 1, np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        ids = ids.take(pa.array(order))
+        values = values[:, :, order]
+    sizes = np.diff(offsets)
+    if n == 0:
+        raise ValueError("no query is left to compare (every query was left out: see the "
+                         "evaluation's counts of unjudged queries and zero_idcg)")
+    small = np.flatnonzero(sizes < 2)
+    if len(small):
+        g = int(small[0])
+        what = ("the comparison" if segments is None
+                else f"segment {segments[g].as_py()!r}")
+        raise ValueError(f"{what} has a single query ({ids[int(offsets[g])].as_py()!r}); a "
+                         f"paired test needs at least 2 queries"
+                         + ("" if segments is None else "; merge small segments or drop them"))
+    return _Values(ids, np.ascontiguousarray(values), measures, offsets, segments, n_left_out,
+                   reports)
+
+
+# --------------------------------------------------------------------------- statistics
+
+def _randomization(diffs: np.ndarray, offsets: np.ndarray, n_resamples: int, seed: int
+                   ) -> np.ndarray:
+    """Two-sided p-values (G, P) of the sign-flip test of each pair's mean difference."""
+    n_groups, n_pairs = len(offsets) - 1, diffs.shape[0]
+    sizes = np.diff(offsets)
+    p = np.empty((n_groups, n_pairs))
+    mc = [g for g in range(n_groups)
+          if not (sizes[g] <= _EXACT_MAX and 2 ** int(sizes[g]) <= n_resamples)]
+    null = None
+    if mc:
+        null = K.signflip_means(diffs, offsets, n_resamples, seed, K.sign_table())
+    for g in range(n_groups):
+        lo, hi = offsets[g], offsets[g + 1]
+        for q in range(n_pairs):
+            d = diffs[q, lo:hi]
+            obs = abs(float(np.mean(d)))
+            # sums in another order round differently: equal statistics must count
+            tol = 1e-9 * float(np.mean(np.abs(d)))
+            if g in mc:
+                hits = int(np.count_nonzero(np.abs(null[g, :, q]) >= obs - tol))
+                p[g, q] = (hits + 1) / (n_resamples + 1)
+            else:
+                every = K.signflip_exact(np.ascontiguousarray(d))
+                p[g, q] = np.count_nonzero(np.abs(every) >= obs - tol) / len(every)
+    return p
+
+
+def _quantiles(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval along the last axis (linear interpolation, as
+    scipy.stats.bootstrap's percentile method)."""
+    a = (1 - confidence) / 2
+    lo, hi = np.quantile(x, [a, 1 - a], axis=-1)
+    return lo, hi
+
+
+def _tests(v: _Values, st: _Settings) -> tuple[pa.Table, pa.Table]:
+    S, M, n = v.values.shape
+    G = len(v.offsets) - 1
+    flat = v.values.reshape(S * M, n)
+    boot = K.bootstrap_means(flat, v.offsets, st.n_resamples, st.seed)  # (G, R, S*M)
+    boot = boot.reshape(G, st.n_resamples, S, M)
+    others = [s for s in range(S) if s != st.base]
+    diffs = np.ascontiguousarray(
+        (v.values[others] - v.values[st.base][None]).reshape(len(others) * M, n))
+    p_rand = (_randomization(diffs, v.offsets, st.n_resamples, st.seed)
+              if "randomization" in st.tests else None)
+
+    seg_type = v.segments.type if v.segments is not None else pa.string()
+    sys_rows: dict[str, list] = {k: [] for k in ("system", "segment", "measure", "n_queries",
+                                                 "mean", "ci_low", "ci_high")}
+    test_rows: dict[str, list] = {k: [] for k in _TEST_COLUMNS}
+    for g in range(G):
+        lo, hi = int(v.offsets[g]), int(v.offsets[g + 1])
+        seg = None if v.segments is None else v.segments[g].as_py()
+        for m, measure in enumerate(v.measures):
+            for s in range(S):
+                ci_lo, ci_hi = _quantiles(boot[g, :, s, m], st.confidence)
+                for k, val in (("system", st.names[s]), ("segment", seg), ("measure", measure),
+                               ("n_queries", hi - lo), ("mean", float(np.mean(v.values[s, m, lo:hi]))),
+                               ("ci_low", float(ci_lo)), ("ci_high", float(ci_hi))):
+                    sys_rows[k].append(val)
+            for j, s in enumerate(others):
+                d = diffs[j * M + m, lo:hi]
+                row = _pair(d, boot[g, :, s, m] - boot[g, :, st.base, m], st)
+                row.update(system=st.names[s], baseline=st.names[st.base], segment=seg,
+                           measure=measure, n_queries=hi - lo,
+                           p_randomization=None if p_rand is None else float(p_rand[g, j * M + m]))
+                for k in _TEST_COLUMNS:
+                    if not k.endswith("_adj"):
+                        test_rows[k].append(row.get(k))
+    for test, col in (("randomization", "p_randomization"), ("t", "p_t"),
+                      ("wilcoxon", "p_wilcoxon")):
+        raw = test_rows[col]
+        if test in st.tests:
+            adj = _stats.adjust(np.array(raw, dtype=np.float64), st.correction)
+            test_rows[col + "_adj"] = [float(x) for x in adj]
+        else:
+            test_rows[col] = [None] * len(raw)
+            test_rows[col + "_adj"] = [None] * len(raw)
+    systems = pa.table({
+        "system": pa.array(sys_rows["system"], pa.string()),
+        **({"segment": pa.array(sys_rows["segment"], seg_type)} if v.segments is not None else {}),
+        "measure": pa.array(sys_rows["measure"], pa.string()),
+        "n_queries": pa.array(sys_rows["n_queries"], pa.int64()),
+        "mean": pa.array(sys_rows["mean"], pa.float64()),
+        "ci_low": pa.array(sys_rows["ci_low"], pa.float64()),
+        "ci_high": pa.array(sys_rows["ci_high"], pa.float64()),
+    })
+    types = {"system": pa.string(), "baseline": pa.string(), "segment": seg_type,
+             "measure": pa.string(), "n_queries": pa.int64(), "wins": pa.int64(),
+             "ties": pa.int64(), "losses": pa.int64()}
+    tests = pa.table({k: pa.array(test_rows[k], types.get(k, pa.float64()))
+                      for k in _TEST_COLUMNS})
+    return systems, tests
+
+
+_TEST_COLUMNS = ("system", "baseline", "segment", "measure", "n_queries", "mean_diff", "ci_low",
+                 "ci_high", "effect_size", "p_randomization", "p_t", "p_wilcoxon",
+                 "p_randomization_adj", "p_t_adj", "p_wilcoxon_adj", "wins", "ties", "losses")
+
+
+def _pair(d: np.ndarray, boot_diff: np.ndarray, st: _Settings) -> dict:
+    """The paired statistics of one system against the baseline on one group."""
+    mean = float(np.mean(d))
+    sd = float(np.std(d, ddof=1))
+    zero = not np.any(d)
+    if sd > 0:
+        effect = mean / sd
+    else:
+        effect = 0.0 if mean == 0 else math.copysign(math.inf, mean)
+    lo, hi = _quantiles(boot_diff, st.confidence)
+    out = dict(mean_diff=mean, ci_low=float(lo), ci_high=float(hi), effect_size=effect,
+               wins=int(np.count_nonzero(d > 0)), ties=int(np.count_nonzero(d == 0)),
+               losses=int(np.count_nonzero(d < 0)))
+    out["p_t"] = (1.0 if zero else float(_stats.ttest_paired(d)[1])) if "t" in st.tests else None
+    out["p_wilcoxon"] = ((1.0 if zero else float(_stats.wilcoxon(d)[1]))
+                         if "wilcoxon" in st.tests else None)
+    return out
+
+
+# --------------------------------------------------------------------------- the result
+
+@dataclass
+class Comparison:
+    """What :func:`compare` found.
+
+    Attributes
+    ----------
+    systems : pyarrow.Table -- per system (and segment): ``system``, ``segment``
+        (when segmenting), ``measure`` (``ndcg@K``), ``n_queries``, ``mean``,
+        ``ci_low``, ``ci_high`` (percentile bootstrap interval of the mean).
+    tests : pyarrow.Table -- per system against the baseline (per segment and
+        measure): ``system``, ``baseline``, ``segment`` (null without segments),
+        ``measure``, ``n_queries``, ``mean_diff`` (system - baseline), ``ci_low``,
+        ``ci_high`` (paired bootstrap interval of the difference), ``effect_size``,
+        ``p_randomization``, ``p_t``, ``p_wilcoxon``, the corrected
+        ``p_randomization_adj``, ``p_t_adj``, ``p_wilcoxon_adj`` (null for tests not
+        run), ``wins``, ``ties``, ``losses``.
+    per_query : pyarrow.Table -- the query id, ``segment`` (when segmenting) and one
+        column ``"{measure} {system}"`` per system and measure, in the order the
+        tests used (grouped by segment, then by query id).
+    reports : dict -- each system's :class:`fastndcg.Report` (counts of unjudged,
+        missing and zero-IDCG queries), per-query tables dropped.
+    n_left_out : queries left out because their NDCG is NaN (``zero_idcg="nan"``).
+    confidence, n_resamples, seed, correction, tests_run, baseline : the settings.
+    seconds : wall time, evaluations included.
+    """
+    systems: pa.Table
+    tests: pa.Table
+    per_query: pa.Table
+    reports: dict
+    n_left_out: int
+    confidence: float
+    n_resamples: int
+    seed: int
+    correction: str
+    tests_run: tuple
+    baseline: str
+    system_names: list
+    measures: list
+    segmented: bool
+    segment_name: str | None = None
+    seconds: float = 0.0
+    _arrays: dict = field(default_factory=dict, repr=False)
+
+    # ----------------------------------------------------------------- outputs
+    def to_dict(self) -> dict[str, Any]:
+        """Settings and both tables as plain Python (NaN and infinities as None), what
+        ``--format json`` prints."""
+        def clean(rows):
+            return [{k: (None if isinstance(x, float) and not math.isfinite(x) else x)
+                     for k, x in r.items()} for r in rows]
+        return {"baseline": self.baseline, "confidence": self.confidence,
+                "n_resamples": self.n_resamples, "seed": self.seed,
+                "correction": self.correction, "tests": list(self.tests_run),
+                "n_left_out": self.n_left_out,
+                "systems": clean(self.systems.to_pylist()), "tests_table": clean(self.tests.to_pylist()),
+                "seconds": round(self.seconds, 4)}
+
+    def format_table(self) -> str:
+        """An aligned, readable text report."""
+        return _render(self, "text")
+
+    def to_markdown(self) -> str:
+        """The report as GitHub-flavoured markdown tables."""
+        return _render(self, "markdown")
+
+    def to_latex(self) -> str:
+        """The report as LaTeX ``tabular`` environments (booktabs rules)."""
+        return _render(self, "latex")
+
+    def plot(self, path: str | os.PathLike | None = None, *, measure: str | None = None):
+        """Draw the comparison with matplotlib (``pip install 'fastndcg[plot]'``):
+        the distribution of per-query differences against the baseline, and NDCG@k
+        against k for each system with its confidence band (with segments instead:
+        the mean difference and its interval in each segment). ``measure`` picks the
+        cutoff of the differences (default: the last one). Saves to ``path`` when
+        given; returns the matplotlib Figure."""
+        from ._plot import plot_comparison
+        return plot_comparison(self, path, measure)
+
+    def __repr__(self) -> str:
+        return self.format_table()
+
+    def _repr_markdown_(self) -> str:  # notebooks
+        return self.to_markdown()
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _p(x, alpha: float) -> str:
+    if x is None:
+        return "-"
+    star = "*" if x < alpha else ""
+    if x >= 1e-3:
+        return f"{x:.4f}{star}"
+    if x == 0:  # below the smallest double
+        return f"<1e-300{star}"
+    return f"{x:.1e}{star}"
+
+
+def _f(x, signed: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    if isinstance(x, float) and math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x:+.4f}" if signed else f"{x:.4f}"
+
+
+def _blocks(c: Comparison):
+    """(title, system rows, test rows) per segment and measure."""
+    srows = c.systems.to_pylist()
+    trows = c.tests.to_pylist()
+    keys = []
+    for r in srows:
+        key = (r.get("segment"), r["measure"])
+        if key not in keys:
+            keys.append(key)
+    for seg, measure in keys:
+        title = measure
+        if c.segmented:
+            title = f"{c.segment_name} = {seg!r}, {measure}"
+        yield (title,
+               [r for r in srows if r.get("segment") == seg and r["measure"] == measure],
+               [r for r in trows if r["segment"] == seg and r["measure"] == measure])
+
+
+def _render(c: Comparison, fmt: str) -> str:
+    alpha = 1 - c.confidence
+    pct = f"{c.confidence * 100:g}%"
+    n_tests = c.tests.num_rows
+    note = (f"{pct} percentile bootstrap intervals ({c.n_resamples:,} paired resamples, seed "
+            f"{c.seed}); p-values two-sided, {_CORRECTION_NAMES[c.correction]} corrected"
+            + (f" over {n_tests} comparison{'s' if n_tests != 1 else ''}"
+               if c.correction != "none" else "")
+            + f"; * marks p < {alpha:g}")
+    if c.n_left_out:
+        note += f"; {c.n_left_out:,} queries with NaN NDCG left out"
+    heads_s = ["system", "queries", "mean", f"{pct} CI"]
+    heads_t = [f"vs {c.baseline}", "mean diff", f"{pct} CI", "effect", "p rand", "p t",
+               "p wilcoxon", "wins/ties/losses"]
+    out = []
+    for title, srows, trows in _blocks(c):
+        s_body = [[r["system"], f"{r['n_queries']:,}", _f(r["mean"]),
+                   f"[{_f(r['ci_low'])}, {_f(r['ci_high'])}]"] for r in srows]
+        t_body = [[r["system"], _f(r["mean_diff"], True),
+                   f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]",
+                   _f(r["effect_size"], True), _p(r["p_randomization_adj"], alpha),
+                   _p(r["p_t_adj"], alpha), _p(r["p_wilcoxon_adj"], alpha),
+                   f"{r['wins']:,}/{r['ties']:,}/{r['losses']:,}"] for r in trows]
+        out.append(_table(fmt, title, heads_s, s_body))
+        out.append(_table(fmt, None, heads_t, t_body))
+    if fmt == "latex":
+        return "\n".join(out) + f"\n% {note}\n"
+    if fmt == "markdown":
+        return "\n\n".join(out) + f"\n\n_{note}_\n"
+    return "\n\n".join(out) + f"\n\n{note}"
+
+
+def _latex_escape(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
+                 ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\~{}"),
+                 ("^", r"\^{}")):
+        s = s.replace(a, b)
+    return s
+
+
+def _table(fmt: str, title: str | None, heads: list[str], body: list[list[str]]) -> str:
+    if fmt == "markdown":
+        lines = [f"**{title}**", ""] if title else []
+        lines.append("| " + " | ".join(heads) + " |")
+        lines.append("|" + "|".join(["---"] + ["---:"] * (len(heads) - 1)) + "|")
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    if fmt == "latex":
+        lines = [f"% {title}"] if title else []
+        lines.append(r"\begin{tabular}{l" + "r" * (len(heads) - 1) + "}")
+        lines.append(r"\toprule")
+        lines.append(" & ".join(_latex_escape(h) for h in heads) + r" \\")
+        lines.append(r"\midrule")
+        lines += [" & ".join(_latex_escape(x) for x in r) + r" \\" for r in body]
+        lines.append(r"\bottomrule")
+        lines.append(r"\end{tabular}")
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h)
+              for i, h in enumerate(heads)]
+    lines = [title] if title else []
+    lines.append("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
+                           for i, (h, w) in enumerate(zip(heads, widths))))
+    for r in body:
+        lines.append("  ".join(x.ljust(w) if i == 0 else x.rjust(w)
+                               for i, (x, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- entry point
+
+def compare(source, systems, *, baseline: str | None = None, qrels=None, segment=None,
+            k: int | None | Sequence[int] = 10, confidence: float = 0.95,
+            n_resamples: int = 10_000, seed: int = 0,
+            tests: Sequence[str] | str = TESTS, correction: str = "holm",
+            progress: bool = False, **options) -> Comparison:
+    """Compare rankers on the same queries: intervals, paired tests, segments.
+
+    Parameters
+    ----------
+    source : the search log (as for :func:`fastndcg.evaluate`) whose score columns
+        are the systems; ``None`` when the systems are runs against ``qrels``.
+    systems : score columns of the log (``["score_a", "score_b"]``, or a dict
+        ``{name: column}``), or with ``qrels`` the runs: a dict ``{name: run}``
+        (TREC run files, Parquet files or tables) or a list of run paths (named by
+        file name). At least two.
+    baseline : the system the others are tested against (default: the first).
+    qrels : judgments (as for :func:`fastndcg.evaluate`); compares runs.
+    segment : repeat everything for each value of this column of the log (one
+        value per query), or of a mapping from query id to segment (a dict, or a
+        two-column pyarrow Table: query id, segment).
+    k : the cutoff(s) (default 10); each cutoff is a separate measure and its tests
+        count in the correction.
+    confidence : of the bootstrap intervals (default 0.95); p-values below
+        ``1 - confidence`` are starred in the text outputs.
+    n_resamples : bootstrap resamples and randomization-test resamples (default
+        10,000).
+    seed : seeds the resampling (default 0); the numbers are the same for a given
+        seed whatever the number of threads.
+    tests : some of "randomization", "t", "wilcoxon" (default all three).
+    correction : "holm" (default), "bonferroni", "bh" (Benjamini-Hochberg) or
+        "none", applied to each test's p-values across every row of ``tests``.
+    **options : evaluation options of :func:`fastndcg.evaluate` (``gain``,
+        ``ties``, ``preset``, ``complete``, ``query``, ``label``, ``zero_idcg`` ...).
+
+    Every system is scored on the same queries: with runs, a query that one
+    system lacks is an error naming it, unless ``complete=True`` scores judged
+    queries missing from a run as 0.
+
+    Example
+    -------
+    >>> import pyarrow as pa, fastndcg
+    >>> log = pa.table({"query_id": [1, 1, 1, 2, 2, 2, 3, 3, 3],
+    ...                 "a": [3, 2, 1, 3, 2, 1, 3, 2, 1],
+    ...                 "b": [1, 2, 3, 1, 2, 3, 3, 1, 2],
+    ...                 "label": [0, 1, 2, 0, 0, 1, 1, 0, 0]})
+    >>> cmp = fastndcg.compare(log, ["a", "b"], k=3, n_resamples=1000)
+    >>> cmp.tests.select(["system", "baseline", "wins", "ties", "losses"]).to_pylist()
+    [{'system': 'b', 'baseline': 'a', 'wins': 2, 'ties': 1, 'losses': 0}]
+    >>> cmp.tests["p_randomization"][0].as_py()  # exact: 4 of the 8 sign patterns
+    0.5
+    """
+    started = time.perf_counter()
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    st = _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
+                   correction, options)
+    v = _values(source, qrels, st, progress)
+    systems_t, tests_t = _tests(v, st)
+    query = st.options.get("query", "query_id")
+    cols = {query: v.ids}
+    if v.segments is not None:
+        code = np.repeat(np.arange(len(v.segments)), np.diff(v.offsets))
+        cols["segment"] = v.segments.take(pa.array(code))
+    for s, name in enumerate(st.names):
+        for m, measure in enumerate(v.measures):
+            cols[f"{measure} {name}"] = pa.array(v.values[s, m])
+    for rep in v.reports.values():
+        rep.forget_per_query()
+    return Comparison(systems_t, tests_t, pa.table(cols), v.reports, v.n_left_out,
+                      st.confidence, st.n_resamples, st.seed, st.correction, st.tests,
+                      st.names[st.base], st.names, v.measures, v.segments is not None,
+                      st.segment if isinstance(st.segment, str) else
+                      (None if st.segment is None else "segment"),
+                      time.perf_counter() - started,
+                      {"values": v.values, "offsets": v.offsets, "base": st.base})
