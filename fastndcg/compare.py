@@ -399,7 +399,7 @@ def _randomization(diffs: np.ndarray, offsets: np.ndarray, n_resamples: int, see
           if not (sizes[g] <= _EXACT_MAX and 2 ** int(sizes[g]) <= n_resamples)]
     null = None
     if mc:
-        null = K.signflip_means(diffs, offsets, n_resamples, seed, K.sign_table())
+        null = K.signflip_means(diffs, offsets, n_resamples, np.uint64(seed), K.sign_table())
     for g in range(n_groups):
         lo, hi = offsets[g], offsets[g + 1]
         for q in range(n_pairs):
@@ -428,7 +428,7 @@ def _tests(v: _Values, st: _Settings) -> tuple[pa.Table, pa.Table]:
     S, M, n = v.values.shape
     G = len(v.offsets) - 1
     flat = v.values.reshape(S * M, n)
-    boot = K.bootstrap_means(flat, v.offsets, st.n_resamples, st.seed)  # (G, R, S*M)
+    boot = K.bootstrap_means(flat, v.offsets, st.n_resamples, np.uint64(st.seed))  # (G, R, S*M)
     boot = boot.reshape(G, st.n_resamples, S, M)
     others = [s for s in range(S) if s != st.base]
     diffs = np.ascontiguousarray(

@@ -227,3 +227,113 @@ def idcg(labels, offsets=None, *, query_ids=None, k=10, gain="exp2", log_base: f
     return _batch(lambda s, r, cut: idcg_query(
         r, cut, gain=gain, log_base=log_base, negative_labels=negative_labels),
         None, labels, offsets, query_ids, k)
+
+
+# --------------------------------------------------------------------------- resampling
+#
+# The resampling of fastndcg.compare, specified in plain Python (slow: for tests
+# and for reading). Random numbers: the i-th 64-bit number of a stream with key
+# ``key`` is ``mix(key + i * GOLDEN)`` (SplitMix64's output function on a Weyl
+# sequence); every (seed, purpose, group, resample) has its own key, so resamples
+# do not depend on each other or on the order they are computed in.
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_STREAMS = {"block": 0xB10C, "row": 0x5B0075, "flip": 0xF119}
+BLOCK_SHIFT = 11  # bootstrap blocks of 2,048 rows
+
+
+def _mix(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def stream_key(seed: int, purpose: str, group: int, resample: int) -> int:
+    """The key of the stream of one resample of one group."""
+    k = _mix(int(seed) ^ _STREAMS[purpose])
+    k = _mix((k + group * _GOLDEN) & _MASK64)
+    return _mix((k + resample * _GOLDEN) & _MASK64)
+
+
+def random_number(key: int, i: int) -> int:
+    """The i-th 64-bit number of the stream ``key``."""
+    return _mix((key + i * _GOLDEN) & _MASK64)
+
+
+def bootstrap_means(values: Sequence[Sequence[float]], offsets: Sequence[int],
+                    n_resamples: int, seed: int) -> list:
+    """``out[g][r][s]``: the mean of system s's values over resample r of group g
+    (rows offsets[g]:offsets[g+1]), drawn with replacement in two stages.
+
+    Stage one puts each of the group's n draws in a block of 2**BLOCK_SHIFT rows:
+    draw i uses 32 bits of a number of the "block" stream (the low half for even
+    i, the high half for odd i; a last odd draw a whole number) as a uniform row
+    index ``floor(bits * n / 2**bits_width)``, and counts the block of that row.
+    With a single block every draw is in it. Stage two draws, block after block,
+    that many rows within the block from the "row" stream, numbers used in order:
+    in a full block each number gives four row offsets (its 16-bit quarters, low
+    first; a block's last number may give fewer); in the group's last, partial
+    block of w rows each number gives one, ``floor(number * w / 2**64)``.
+    """
+    out = []
+    n_sys = len(values)
+    for g in range(len(offsets) - 1):
+        start, size = offsets[g], offsets[g + 1] - offsets[g]
+        block = 1 << BLOCK_SHIFT
+        n_blocks = (size + block - 1) // block
+        per_group = []
+        for r in range(n_resamples):
+            counts = [0] * n_blocks
+            if n_blocks == 1:
+                counts[0] = size
+            else:
+                key = stream_key(seed, "block", g, r)
+                for i in range(0, size - 1, 2):
+                    u = random_number(key, i)
+                    for half in (u & 0xFFFFFFFF, u >> 32):
+                        counts[((half * size) >> 32) >> BLOCK_SHIFT] += 1
+                if size % 2:
+                    counts[((random_number(key, size) * size) >> 64) >> BLOCK_SHIFT] += 1
+            key = stream_key(seed, "row", g, r)
+            used = 0
+            rows = []
+            for b in range(n_blocks):
+                base = start + b * block
+                width = min(block, start + size - base)
+                left = counts[b]
+                while left > 0:
+                    u = random_number(key, used)
+                    used += 1
+                    if width == block:
+                        for quarter in range(min(4, left)):
+                            rows.append(base + ((u >> (16 * quarter)) & (block - 1)))
+                        left -= min(4, left)
+                    else:
+                        rows.append(base + ((u * width) >> 64))
+                        left -= 1
+                if width == block and counts[b] % 4 == 0:
+                    used += 1  # a full block always takes one number for its remainder
+            per_group.append([sum(values[s][j] for j in rows) / size for s in range(n_sys)])
+        out.append(per_group)
+    return out
+
+
+def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
+                   n_resamples: int, seed: int) -> list:
+    """``out[g][r][p]``: the mean of pair p's differences over group g with signs
+    flipped at random: query i of the group (0-based) keeps its sign when bit
+    i % 64 of number i // 64 of the "flip" stream of resample r is set, else it is
+    negated. Every pair of a resample uses the same signs."""
+    out = []
+    for g in range(len(offsets) - 1):
+        start, size = offsets[g], offsets[g + 1] - offsets[g]
+        per_group = []
+        for r in range(n_resamples):
+            key = stream_key(seed, "flip", g, r)
+            signs = [1.0 if (random_number(key, i // 64) >> (i % 64)) & 1 else -1.0
+                     for i in range(size)]
+            per_group.append([sum(sg * d[start + i] for i, sg in enumerate(signs)) / size
+                              for d in diffs])
+        out.append(per_group)
+    return out

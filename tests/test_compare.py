@@ -34,6 +34,8 @@ import pytest
 
 import fastndcg
 from fastndcg import _kernels as K
+from fastndcg import reference
+from hypothesis import given, settings, strategies as st
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -89,17 +91,17 @@ def test_resampling_is_identical_whatever_the_thread_count():
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        b1 = K.bootstrap_means(values, offsets, 50, 11)
-        f1 = K.signflip_means(diffs, offsets, 50, 11, K.sign_table())
+        b1 = K.bootstrap_means(values, offsets, 50, np.uint64(11))
+        f1 = K.signflip_means(diffs, offsets, 50, np.uint64(11), K.sign_table())
         numba.set_num_threads(before)
-        b2 = K.bootstrap_means(values, offsets, 50, 11)
-        f2 = K.signflip_means(diffs, offsets, 50, 11, K.sign_table())
+        b2 = K.bootstrap_means(values, offsets, 50, np.uint64(11))
+        f2 = K.signflip_means(diffs, offsets, 50, np.uint64(11), K.sign_table())
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(b1, b2)
     np.testing.assert_array_equal(f1, f2)
     # another seed, another stream
-    assert not np.array_equal(b1, K.bootstrap_means(values, offsets, 50, 12))
+    assert not np.array_equal(b1, K.bootstrap_means(values, offsets, 50, np.uint64(12)))
 
 
 @pytest.mark.parametrize("n", [7, 2048, 4097, 10_000])
@@ -108,11 +110,38 @@ def test_bootstrap_draws_every_row_with_probability_one_over_n(n):
     # n = 4097) drawn with the wrong weight shifts the mean of the resample means
     x = np.sort(np.random.default_rng(n).random(n)) ** 3
     R = 20_000
-    means = K.bootstrap_means(x[None, :].copy(), np.array([0, n], np.int64), R, 5)[0, :, 0]
+    means = K.bootstrap_means(x[None, :].copy(), np.array([0, n], np.int64), R, np.uint64(5))[0, :, 0]
     var = x.var() / n  # exact variance of the bootstrap mean (multinomial draws)
     assert abs(means.mean() - x.mean()) < 5 * math.sqrt(var / R)
     # the sample variance of R draws: relative standard error about sqrt(2 / R)
     assert abs(means.var() / var - 1) < 5 * math.sqrt(2 / R)
+
+
+@st.composite
+def groups(draw):
+    """Tie-heavy values (multiples of 1/4) of 1-3 systems in 1-3 groups whose sizes
+    cover one row, odd sizes, whole blocks of 2,048 and a partial last block."""
+    sizes = draw(st.lists(st.one_of(st.integers(1, 70), st.sampled_from([2048, 2049, 4095,
+                                                                         4097, 6000])),
+                          min_size=1, max_size=3))
+    n_sys = draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 2 ** 64 - 1))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    values = rng.integers(-4, 5, (n_sys, sum(sizes))) / 4
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return values, offsets, seed
+
+
+@settings(max_examples=25, deadline=None)
+@given(groups(), st.integers(1, 20))
+def test_resampling_kernels_equal_the_reference(case, n_resamples):
+    values, offsets, seed = case
+    got = K.bootstrap_means(values, offsets, n_resamples, np.uint64(seed))
+    want = reference.bootstrap_means(values.tolist(), offsets.tolist(), n_resamples, seed)
+    np.testing.assert_allclose(got, np.array(want), rtol=1e-12, atol=1e-15)
+    got = K.signflip_means(values, offsets, n_resamples, np.uint64(seed), K.sign_table())
+    want = reference.signflip_means(values.tolist(), offsets.tolist(), n_resamples, seed)
+    np.testing.assert_allclose(got, np.array(want), rtol=1e-12, atol=1e-15)
 
 
 def test_signflip_exact_enumerates_every_pattern():

@@ -88,6 +88,7 @@ def bootstrap_means(values, offsets, n_resamples, seed):
 
     values : (S, n) float64, C order: row s holds system s's per-query values.
     offsets : (G + 1,) int64, group g is columns offsets[g]:offsets[g + 1] (size >= 1).
+    seed : np.uint64 (pass that type always: one compiled signature).
     Returns (G, R, S): the mean of system s over resample r of group g, where a
     resample draws size(g) queries with replacement; the same queries for every
     system (so differences of these means are the paired bootstrap).
