@@ -563,9 +563,10 @@ class Comparison:
                      for k, x in r.items()} for r in rows]
         return {"baseline": self.baseline, "confidence": self.confidence,
                 "n_resamples": self.n_resamples, "seed": self.seed,
-                "correction": self.correction, "tests": list(self.tests_run),
+                "correction": self.correction, "tests_run": list(self.tests_run),
                 "n_left_out": self.n_left_out,
-                "systems": clean(self.systems.to_pylist()), "tests_table": clean(self.tests.to_pylist()),
+                "systems": clean(self.systems.to_pylist()),
+                "tests": clean(self.tests.to_pylist()),
                 "seconds": round(self.seconds, 4)}
 
     def format_table(self) -> str:

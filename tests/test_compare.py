@@ -398,7 +398,7 @@ def test_text_markdown_latex_json(result):
     tex = result.to_latex()
     assert tex.count(r"\begin{tabular}") == 16 and r"score\_b" in tex
     data = json.loads(json.dumps(result.to_dict()))
-    assert len(data["tests_table"]) == 16 and data["correction"] == "holm"
+    assert len(data["tests"]) == 16 and data["correction"] == "holm"
 
 
 def test_plot_writes_a_png(tmp_path, result, log):
@@ -493,9 +493,9 @@ def test_cli_formats_and_plot(log_file, tmp_path):
     data = json.loads(out.stdout)
     ref = fastndcg.compare(pq.read_table(log_file), ["score_a", "score_b"], segment="market",
                            n_resamples=500, k=[5, 10])
-    assert [r["p_t"] for r in data["tests_table"]] == pytest.approx(
+    assert [r["p_t"] for r in data["tests"]] == pytest.approx(
         ref.tests["p_t"].to_pylist(), rel=1e-12)
-    assert [r["ci_low"] for r in data["tests_table"]] == ref.tests["ci_low"].to_pylist()
+    assert [r["ci_low"] for r in data["tests"]] == ref.tests["ci_low"].to_pylist()
     for fmt, marker in (("markdown", "| system |"), ("latex", r"\begin{tabular}"),
                         ("table", "vs score_a")):
         out = run_cli("compare", log_file, "--systems", "score_a,score_b", "--resamples", "100",
@@ -515,7 +515,7 @@ def test_cli_runs_against_qrels():
                   "200", "--format", "json", "--gain", "linear")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["baseline"] == "title" and data["tests_table"][0]["system"] == "desc"
+    assert data["baseline"] == "title" and data["tests"][0]["system"] == "desc"
 
 
 @pytest.mark.parametrize("args, status, text", [
