@@ -26,8 +26,11 @@ def test_public_names_load_lazily_and_stay_functions():
     import subprocess
     import sys
 
-    code = ("import sys, fastndcg.evaluate, fastndcg\n"
+    code = ("import sys, fastndcg.evaluate, fastndcg.compare, fastndcg\n"
             "assert callable(fastndcg.evaluate) and type(fastndcg.evaluate).__name__ == 'function'\n"
+            "assert type(fastndcg.compare).__name__ == 'function'\n"
+            "assert fastndcg.Comparison.__name__ == 'Comparison'\n"
+            "assert 'matplotlib' not in sys.modules and 'scipy' not in sys.modules\n"
             "assert fastndcg.Report.__name__ == 'Report' and callable(fastndcg.ndcg)\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n"
             "assert 'pyarrow.dataset' not in sys.modules, 'pyarrow.dataset imported'\n")
