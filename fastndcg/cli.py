@@ -264,7 +264,7 @@ def _evaluate(args) -> int:
 
 
 def _compare(args) -> int:
-    from .compare import compare
+    from .compare import check_arguments, compare
 
     options = dict(query=args.query_col, doc=args.doc_col, label=args.label_col, k=args.k,
                    gain=args.gain, ties=args.ties, log_base=args.log_base,
@@ -307,19 +307,19 @@ def _compare(args) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise _UsageError("--plot needs matplotlib: pip install 'fastndcg[plot]'") from None
-    try:
-        result = compare(source, systems, baseline=args.baseline, qrels=args.qrels,
-                         segment=args.segment, confidence=args.confidence,
-                         n_resamples=args.resamples, seed=args.seed, tests=args.tests,
-                         correction=args.correction, progress=_show_progress(args), **options)
-    except ValueError as err:
+    settings = dict(baseline=args.baseline, qrels=args.qrels, segment=args.segment,
+                    confidence=args.confidence, n_resamples=args.resamples, seed=args.seed,
+                    tests=args.tests, correction=args.correction, **options)
+    try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
+        check_arguments(systems, **settings)
+    except (ValueError, TypeError) as err:
         text = str(err)
-        usage = ("baseline=" in text or "confidence" in text or "tests=" in text
-                 or "n_resamples" in text or "at least two systems" in text)
-        if usage:
-            raise _UsageError(text.replace("baseline=", "--baseline ")
-                              .replace("n_resamples", "--resamples")) from None
-        raise
+        for api, flag in (("baseline=", "--baseline "), ("n_resamples", "--resamples"),
+                          ("complete=True", "--complete"), ("tests=", "--tests "),
+                          ("confidence must", "--confidence must"), ("segment=", "--segment ")):
+            text = text.replace(api, flag)
+        raise _UsageError(text) from None
+    result = compare(source, systems, progress=_show_progress(args), **settings)
     if args.format == "json":
         print(json.dumps(result.to_dict()))
     elif args.format == "markdown":

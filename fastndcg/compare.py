@@ -58,7 +58,7 @@ from . import _stats
 from .chunks import query_chunks
 from .evaluate import check_options, evaluate
 
-__all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS"]
+__all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS"]
 
 TESTS = ("randomization", "t", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -179,6 +179,15 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
                   **{n: options.get(n, d) for n, d in _EVAL_DEFAULTS.items()})
     return _Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
                      tuple(t for t in TESTS if t in tests), correction, segment, options)
+
+
+def check_arguments(systems, *, baseline=None, qrels=None, segment=None, k=10,
+                    confidence=0.95, n_resamples=10_000, seed=0, tests=TESTS,
+                    correction="holm", **options) -> None:
+    """Validate :func:`compare`'s arguments without reading anything (the command
+    line calls it first, to tell usage errors from bad data)."""
+    _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
+              correction, options)
 
 
 _EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,
