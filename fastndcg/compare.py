@@ -381,6 +381,9 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
         ids = ids.take(pa.array(order))
         values = values[:, :, order]
     sizes = np.diff(offsets)
+    if n >= 2 ** 32:  # the bootstrap draws row indices from 32-bit halves
+        raise ValueError(f"compare holds at most 2**32 - 1 queries in memory, got {n:,}; "
+                         f"compare a sample of queries, or segment by a column first")
     if n == 0:
         raise ValueError("no query is left to compare (every query was left out: see the "
                          "evaluation's counts of unjudged queries and zero_idcg)")
