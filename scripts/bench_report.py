@@ -53,6 +53,10 @@ RENDER_COMMAND = "python scripts/bench_report.py"
 
 # groups in the order they are shown, with a sentence each; others follow, sorted
 GROUPS = {
+    "compare-2": "`fastndcg.compare(path, [\"score_a\", \"score_b\"], k=10, n_resamples=10_000)` "
+                 "on a Parquet log of 1,000,000 queries (~10 rows each): two evaluations, "
+                 "bootstrap intervals, randomization, t and Wilcoxon tests, Holm.",
+    "compare-5x20": "The same with five score columns and `segment=\"market\"` (20 values).",
     "kernel-5rows": "`fastndcg.ndcg(scores, labels, offsets, k=[1,3,5,10])`, ~5 rows a query "
                     "(float32 scores with ties, int8 labels), beside a Numba parallel sum over "
                     "the same arrays.",
@@ -250,6 +254,24 @@ def _seconds_target(t: Target, e: Entry | None, ceiling: float, value: float | N
         t.ok = v <= ceiling
         t.source = f"`{e.group}`: {e.label}"
     return t
+
+
+def compare_targets(entries: list[Entry]) -> list[Target]:
+    """The targets of issue 12 (comparing rankers)."""
+    out = []
+    for group, what, ceiling in (
+            ("compare-2", "`fastndcg.compare`: two systems, 1,000,000 queries, NDCG@10, 10,000 "
+                          "resamples (bootstrap and randomization), evaluation included", 15.0),
+            ("compare-5x20", "`fastndcg.compare`: five systems, 1,000,000 queries, 20 segments, "
+                             "same settings", 60.0)):
+        e = find(entries, group, role="fastndcg")
+        t = Target(what, f"≤ {ceiling:g} s")
+        if e is not None:
+            _seconds_target(t, e, ceiling,
+                            detail=f" ({e.extra.get('queries', 0):,} queries, "
+                                   f"{e.extra.get('resamples', 0):,} resamples)")
+        out.append(t)
+    return out
 
 
 def issue_targets(entries: list[Entry]) -> list[Target]:
@@ -538,6 +560,8 @@ def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[st
         "",
     ]
     lines += target_table(issue_targets(entries))
+    lines += ["", "## Targets (issue 12, comparing rankers)", ""]
+    lines += target_table(compare_targets(entries))
     lines += ["", "## Other DESIGN.md targets measured by the suite", ""]
     lines += target_table(design_targets(entries))
     lines += ["", "Peak memory at 30M queries and Dask scaling are measured by "
