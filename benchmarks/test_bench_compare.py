@@ -8,6 +8,12 @@ test and the bootstrap, every test and the Holm correction; evaluation included
 Group "compare-5x20": five systems on 1,000,000 queries in 20 segments (a
 dictionary-encoded ``market`` column), same settings. Target: <= 60 s.
 
+Group "compare-ranx": ``fastndcg.compare`` (randomization and t tests, plus
+its bootstrap intervals) beside ``ranx.compare(..., stat_test="fisher")`` on the
+same two systems (quick: 2,000 queries, 1,000 permutations; full: 20,000 queries,
+10,000 permutations; ranx needs Python dicts, so it is not run at a million
+queries). Before timing, ranx's NDCG@10 means are asserted equal to fastndcg's.
+
 The tests and intervals are validated against scipy.stats in
 ``tests/test_compare.py``; scipy is not timed here (its resampling of a million
 values 10,000 times holds (resamples x values) arrays and takes minutes).
@@ -102,3 +108,68 @@ def test_compare_five_systems_twenty_segments(benchmark, logs):
     assert result.tests.num_rows == 4 * 20
     _describe(benchmark, "fastndcg.compare", "fastndcg", "5 systems x 20 segments",
               queries=sz["queries"], resamples=sz["resamples"], target_s=60)
+
+
+# --------------------------------------------------------------------------- ranx
+
+RANX = {"quick": (2_000, 1_000), "full": (20_000, 10_000)}  # queries, permutations
+
+
+@pytest.fixture(scope="module")
+def ranx_case():
+    ranx = pytest.importorskip("ranx")
+    n_q, n_perm = RANX["quick" if _data.is_quick() else "full"]
+    rng = np.random.default_rng(5)
+    lens = rng.integers(5, 16, n_q)
+    q = np.repeat(np.arange(n_q), lens)
+    label = (rng.integers(0, 4, len(q)) * (rng.random(len(q)) < 0.4)).astype(np.int8)
+    # ranx needs every query judged: keep queries with a relevant document
+    has = np.zeros(n_q, bool)
+    np.logical_or.at(has, q, label > 0)
+    keep = has[q]
+    q, label = q[keep], label[keep]
+    doc = np.arange(len(q))
+    a = (label * 0.3 + rng.random(len(q))).astype(np.float32)
+    b = (label * 0.32 + rng.random(len(q))).astype(np.float32)
+    log = pa.table({"query_id": q, "doc_id": doc, "score_a": a, "score_b": b, "label": label})
+    qd: dict = {}
+    ra: dict = {}
+    rb: dict = {}
+    for qi, di, li, ai, bi in zip(q.tolist(), doc.tolist(), label.tolist(), a.tolist(),
+                                  b.tolist()):
+        if li > 0:
+            qd.setdefault(str(qi), {})[str(di)] = li
+        ra.setdefault(str(qi), {})[str(di)] = ai
+        rb.setdefault(str(qi), {})[str(di)] = bi
+    qrels, run_a, run_b = ranx.Qrels(qd), ranx.Run(ra, name="a"), ranx.Run(rb, name="b")
+    # same answers first: ranx's ndcg@10 (linear gain) equals fastndcg's mean
+    for col, run in (("score_a", run_a), ("score_b", run_b)):
+        mine = fastndcg.evaluate(log, score=col, k=10, gain="linear").mean["ndcg@10"]
+        assert abs(ranx.evaluate(qrels, run, "ndcg@10") - mine) < 1e-9
+    return log, qrels, run_a, run_b, n_perm
+
+
+@pytest.mark.benchmark(group="compare-ranx")
+def test_compare_like_ranx(benchmark, ranx_case):
+    log, _, _, _, n_perm = ranx_case
+    kw = dict(k=10, gain="linear", n_resamples=n_perm, tests=["randomization", "t"])
+    fastndcg.compare(log, ["score_a", "score_b"], **dict(kw, n_resamples=10))
+    benchmark.pedantic(fastndcg.compare, args=(log, ["score_a", "score_b"]), kwargs=kw,
+                       rounds=3, iterations=1)
+    _describe(benchmark, "fastndcg.compare (randomization + t, and bootstrap intervals)",
+              "fastndcg", "fisher", queries=len(log["query_id"].unique()),
+              resamples=n_perm)
+
+
+@pytest.mark.benchmark(group="compare-ranx")
+def test_ranx_compare_fisher(benchmark, ranx_case):
+    import ranx
+    _, qrels, run_a, run_b, n_perm = ranx_case
+    ranx.compare(qrels, [run_a, run_b], metrics="ndcg@10", stat_test="fisher",
+                 n_permutations=10)
+    benchmark.pedantic(ranx.compare, args=(qrels, [run_a, run_b]),
+                       kwargs=dict(metrics="ndcg@10", stat_test="fisher",
+                                   n_permutations=n_perm),
+                       rounds=1, iterations=1)
+    _describe(benchmark, "ranx.compare (Fisher randomization)", "peer", "fisher",
+              resamples=n_perm)
