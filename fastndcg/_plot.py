@@ -58,24 +58,25 @@ def plot_comparison(c, path, measure: str | None):
     pct = f"{c.confidence * 100:g}%"
     if not c.segmented:
         # 2. NDCG@k against k, with the bootstrap band of every system
-        cut = [_cutoff(x) for x in c.measures]
-        x = np.array([v for v in cut if v is not None], float)
+        # x = k; NDCG over the whole list (k=None) sits right of the largest cutoff
+        numeric = [_cutoff(x) for x in c.measures if _cutoff(x) is not None]
+        right = 1.5 * max(numeric) if numeric else 1.0
+        xpos = {mm: (_cutoff(mm) if _cutoff(mm) is not None else right) for mm in c.measures}
         for name in c.system_names:
             mine = {r["measure"]: r for r in rows if r["system"] == name}
-            pts = [(cut[i], mine[mm]) for i, mm in enumerate(c.measures) if cut[i] is not None]
-            if not pts:
-                continue
-            xs = np.array([p[0] for p in pts], float)
-            ys = np.array([p[1]["mean"] for p in pts])
-            lo = np.array([p[1]["ci_low"] for p in pts])
-            hi = np.array([p[1]["ci_high"] for p in pts])
+            xs = np.array([xpos[mm] for mm in c.measures], float)
+            ys = np.array([mine[mm]["mean"] for mm in c.measures])
+            lo = np.array([mine[mm]["ci_low"] for mm in c.measures])
+            hi = np.array([mine[mm]["ci_high"] for mm in c.measures])
             ax2.plot(xs, ys, marker="o", color=color[name], label=name)
             if len(xs) > 1:
                 ax2.fill_between(xs, lo, hi, color=color[name], alpha=0.2, linewidth=0)
             else:
                 ax2.errorbar(xs, ys, yerr=[ys - lo, hi - ys], color=color[name], capsize=4)
-        if len(x):
-            ax2.set_xticks(sorted(set(x)))
+        ticks = sorted(set(xpos.values()))
+        ax2.set_xticks(ticks)
+        ax2.set_xticklabels(["all" if t == right and "ndcg" in xpos else f"{t:g}"
+                             for t in ticks])
         ax2.set_xlabel("k")
         ax2.set_ylabel("mean NDCG@k")
         ax2.set_title(f"NDCG@k with {pct} bootstrap bands ({c.n_resamples:,} resamples)")

@@ -545,6 +545,9 @@ class Comparison:
     reports : dict -- each system's :class:`fastndcg.Report` (counts of unjudged,
         missing and zero-IDCG queries), per-query tables dropped.
     n_left_out : queries left out because their NDCG is NaN (``zero_idcg="nan"``).
+    n_unjudged, n_missing : with qrels, run queries without any judgment (left out,
+        as trec_eval does) and judged queries in no run (left out unless
+        ``complete=True`` scored them 0), as :class:`fastndcg.Report` counts them.
     confidence, n_resamples, seed, correction, tests_run, baseline : the settings.
     seconds : wall time, evaluations included.
     """
@@ -563,6 +566,8 @@ class Comparison:
     measures: list
     segmented: bool
     segment_name: str | None = None
+    n_unjudged: int = 0
+    n_missing: int = 0
     seconds: float = 0.0
     _arrays: dict = field(default_factory=dict, repr=False)
 
@@ -576,7 +581,8 @@ class Comparison:
         return {"baseline": self.baseline, "confidence": self.confidence,
                 "n_resamples": self.n_resamples, "seed": self.seed,
                 "correction": self.correction, "tests_run": list(self.tests_run),
-                "n_left_out": self.n_left_out,
+                "n_left_out": self.n_left_out, "n_unjudged": self.n_unjudged,
+                "n_missing": self.n_missing,
                 "systems": clean(self.systems.to_pylist()),
                 "tests": clean(self.tests.to_pylist()),
                 "seconds": round(self.seconds, 4)}
@@ -660,6 +666,12 @@ def _render(c: Comparison, fmt: str) -> str:
             + f"; * marks p < {alpha:g}")
     if c.n_left_out:
         note += f"; {c.n_left_out:,} queries with NaN NDCG left out"
+    if c.n_unjudged:
+        note += f"; {c.n_unjudged:,} run queries without judgments left out"
+    if c.n_missing:
+        note += (f"; {c.n_missing:,} judged queries in no run "
+                 + ("scored 0 (complete)" if bool(c.reports) and next(iter(c.reports.values())).complete else
+                    "left out (complete=True scores them 0)"))
     heads_s = ["system", "queries", "mean", f"{pct} CI"]
     heads_t = [f"vs {c.baseline}", "mean diff", f"{pct} CI", "effect", "p rand", "p t",
                "p wilcoxon", "wins/ties/losses"]
@@ -792,5 +804,7 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
                       st.names[st.base], st.names, v.measures, v.segments is not None,
                       st.segment if isinstance(st.segment, str) else
                       (None if st.segment is None else "segment"),
+                      max(r.n_unjudged for r in v.reports.values()),
+                      max(r.n_missing for r in v.reports.values()),
                       time.perf_counter() - started,
                       {"values": v.values, "offsets": v.offsets, "base": st.base})

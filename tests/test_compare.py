@@ -376,6 +376,22 @@ def test_runs_with_different_queries(tmp_path):
     assert res.tests["losses"][0].as_py() == 1  # query 3 scores 0 for b
 
 
+def test_left_out_queries_are_counted_and_said():
+    qrels = pa.table({"query_id": [1, 1, 2, 2, 3, 9], "doc_id": ["a", "b", "a", "c", "d", "z"],
+                      "label": [1, 0, 2, 1, 1, 1]})
+    run_a = pa.table({"query_id": [1, 1, 2, 2, 3, 4], "doc_id": ["a", "b", "a", "c", "d", "q"],
+                      "score": [2.0, 1.0, 1.0, 2.0, 1.0, 1.0]})
+    run_b = run_a.set_column(2, "score", pa.array([1.0, 2.0, 2.0, 1.0, 2.0, 1.0]))
+    res = fastndcg.compare(None, {"a": run_a, "b": run_b}, qrels=qrels, n_resamples=10)
+    assert (res.n_unjudged, res.n_missing, res.tests["n_queries"][0].as_py()) == (1, 1, 3)
+    text = res.format_table()
+    assert "1 run queries without judgments left out" in text
+    assert "1 judged queries in no run left out (complete=True scores them 0)" in text
+    res = fastndcg.compare(None, {"a": run_a, "b": run_b}, qrels=qrels, n_resamples=10,
+                           complete=True)
+    assert res.tests["n_queries"][0].as_py() == 4 and "scored 0" in res.format_table()
+
+
 def test_segment_as_a_mapping_for_runs():
     qrels = pa.table({"query_id": [1, 1, 2, 2, 3, 3, 4], "doc_id": list("ababcad"),
                       "label": [1, 0, 2, 1, 1, 0, 1]})
