@@ -72,6 +72,7 @@ _NOT_OPTIONS = {
     "weight": "the tests weigh every query once; weighted comparisons are not supported",
 }
 _EXACT_MAX = 20  # exact randomization tests enumerate at most 2**20 sign patterns
+_RESAMPLE_BYTES = 4 << 30  # the resampled means kept for the intervals and p-values
 
 
 # --------------------------------------------------------------------------- validation
@@ -439,6 +440,11 @@ def _quantiles(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray
 def _tests(v: _Values, st: _Settings) -> tuple[pa.Table, pa.Table]:
     S, M, n = v.values.shape
     G = len(v.offsets) - 1
+    need = 8 * G * st.n_resamples * (2 * S - 1) * M  # resampled means, then null means
+    if need > _RESAMPLE_BYTES:
+        raise ValueError(f"n_resamples={st.n_resamples:,} would hold {need / 2**30:.1f} GiB of "
+                         f"resampled means ({G} segment(s) x {S} systems x {M} cutoff(s)); "
+                         f"use fewer resamples, segments or cutoffs")
     flat = v.values.reshape(S * M, n)
     boot = K.bootstrap_means(flat, v.offsets, st.n_resamples, np.uint64(st.seed))  # (G, R, S*M)
     boot = boot.reshape(G, st.n_resamples, S, M)

@@ -445,6 +445,7 @@ def test_plot_writes_a_png(tmp_path, result, log):
     (dict(correction="sidak"), ValueError, r"correction='sidak' is not one of"),
     (dict(score="score_a"), TypeError, r"does not take score="),
     (dict(seed=-1), ValueError, r"seed must be"),
+    (dict(n_resamples=10 ** 9), ValueError, r"n_resamples=1,000,000,000 would hold 22.4 GiB"),
     (dict(systems=["score_a", "score_a"]), ValueError, r"'score_a' is named twice"),
 ])
 def test_bad_arguments(log, kwargs, error, match):
