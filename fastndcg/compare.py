@@ -57,6 +57,7 @@ from . import _kernels as K
 from . import _stats
 from .chunks import query_chunks
 from .evaluate import check_options, evaluate
+from .presets import DEFAULT_K
 
 __all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS"]
 
@@ -174,6 +175,11 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
     if isinstance(segment, pa.Table) and segment.num_columns != 2:
         raise ValueError(f"segment as a table needs exactly two columns (query id, segment), "
                          f"got {segment.column_names}")
+    if options.get("measure") is not None:  # cutoffs named as trec_eval / ir_measures do
+        if k != 10:
+            raise ValueError(f"give the cutoffs once: k={k!r} or measure="
+                             f"{options['measure']!r}, not both")
+        k = DEFAULT_K  # evaluate's "k not given"
     options = dict(options, k=k)
     # every evaluation option is checked before anything is read
     check_options(qrels=qrels, score=items[0] if qrels is None else "score",

@@ -325,6 +325,18 @@ def test_means_equal_evaluate_and_the_seed_repeats(log):
     assert res.tests.column("segment").null_count == 1
 
 
+def test_measure_names_the_cutoffs(log):
+    res = fastndcg.compare(log, ["score_a", "score_b"], measure="ndcg_cut.5,10",
+                           n_resamples=100)
+    assert res.measures == ["ndcg@5", "ndcg@10"]
+    assert res.tests["measure"].to_pylist() == ["ndcg@5", "ndcg@10"]
+    # trec_eval's ndcg_cut means linear gain
+    want = fastndcg.evaluate(log, score="score_b", k=[5, 10], gain="linear").mean["ndcg@10"]
+    assert res.systems.to_pylist()[3]["mean"] == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="give the cutoffs once"):
+        fastndcg.compare(log, ["score_a", "score_b"], k=5, measure="ndcg_cut.5", n_resamples=10)
+
+
 def test_identical_systems_give_p_one_and_all_ties(log):
     t = log.append_column("copy", log.column("score_a"))
     res = fastndcg.compare(t, ["score_a", "copy"], k=10, n_resamples=200)
