@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -800,7 +801,18 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     st = _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
                    correction, options)
     v = _values(source, qrels, st, progress)
+    if progress:  # the evaluations drew their bars; resampling has none, so say what runs
+        n_groups = len(v.offsets) - 1
+        print(f"resampling {len(v.ids):,} queries"
+              + (f" in {n_groups:,} segments" if v.segments is not None else "")
+              + f": {st.n_resamples:,} bootstrap"
+              + (" and randomization" if "randomization" in st.tests else "")
+              + " resamples ...", file=sys.stderr, flush=True)
+        resampling = time.perf_counter()
     systems_t, tests_t = _tests(v, st)
+    if progress:
+        print(f"resampling done in {time.perf_counter() - resampling:.1f} s", file=sys.stderr,
+              flush=True)
     query = st.options.get("query", "query_id")
     cols = {query: v.ids}
     if v.segments is not None:

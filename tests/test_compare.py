@@ -325,6 +325,15 @@ def test_means_equal_evaluate_and_the_seed_repeats(log):
     assert res.tests.column("segment").null_count == 1
 
 
+def test_progress_says_when_resampling(log, capsys):
+    fastndcg.compare(log, ["score_a", "score_b"], n_resamples=50, progress=True)
+    err = capsys.readouterr().err
+    assert "resampling 600 queries: 50 bootstrap and randomization resamples" in err
+    assert "resampling done in" in err
+    fastndcg.compare(log, ["score_a", "score_b"], n_resamples=50)
+    assert capsys.readouterr().err == ""
+
+
 def test_measure_names_the_cutoffs(log):
     res = fastndcg.compare(log, ["score_a", "score_b"], measure="ndcg_cut.5,10",
                            n_resamples=100)
