@@ -315,7 +315,7 @@ def _compare(args) -> int:
     except (ValueError, TypeError) as err:
         text = str(err)
         for api, flag in (("baseline=", "--baseline "), ("n_resamples", "--resamples"),
-                          ("complete=True", "--complete"), ("tests=", "--tests "),
+                          ("complete=True", "--complete"), ("tests must", "--tests must"),
                           ("confidence must", "--confidence must"), ("segment=", "--segment ")):
             text = text.replace(api, flag)
         raise _UsageError(text) from None

@@ -54,6 +54,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import io
+from . import _core as C
 from . import _kernels as K
 from . import _stats
 from .chunks import query_chunks
@@ -78,11 +79,6 @@ _RESAMPLE_BYTES = 4 << 30  # the resampled means kept for the intervals and p-va
 
 
 # --------------------------------------------------------------------------- validation
-
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}")
-
 
 def _systems(systems, qrels) -> tuple[list[str], list]:
     """(names, what to evaluate for each): score columns in list mode, runs with qrels."""
@@ -164,8 +160,8 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
         raise ValueError(f"tests must name one or more of {', '.join(map(repr, TESTS))}, got "
                          f"{tests!r}")
     for t in tests:
-        _check_choice("tests", t, TESTS)
-    _check_choice("correction", correction, CORRECTIONS)
+        C.check_choice("tests", t, TESTS)
+    C.check_choice("correction", correction, CORRECTIONS)
     for name in options:
         if name in _NOT_OPTIONS:
             raise TypeError(f"compare() does not take {name}=: {_NOT_OPTIONS[name]}")
@@ -219,13 +215,12 @@ class _Values:
 
 def _score_all(source, qrels, st: _Settings, progress: bool) -> tuple[dict, list]:
     """evaluate() once per system: the Reports and each one's per-query table."""
-    opts = {n: v for n, v in st.options.items()}
     reports, tables = {}, []
     for name, item in zip(st.names, st.items):
         if qrels is None:
-            rep = evaluate(source, score=item, per_query=None, progress=progress, **opts)
+            rep = evaluate(source, score=item, per_query=None, progress=progress, **st.options)
         else:
-            rep = evaluate(item, qrels=qrels, per_query=None, progress=progress, **opts)
+            rep = evaluate(item, qrels=qrels, per_query=None, progress=progress, **st.options)
         reports[name] = rep
         tables.append(rep.per_query)
     return reports, tables
@@ -285,10 +280,7 @@ def _segment_of_queries(source, st: _Settings, query: str) -> tuple[pa.Array, pa
         if pc.any(differs).as_py():
             row = pc.index(differs, True).as_py()
             q = int(np.searchsorted(chunk.offsets, row, side="right")) - 1
-            raise ValueError(f"column {col!r} (segment) varies within query "
-                             f"{chunk.ids[q].as_py()!r} ({firsts[q].as_py()!r} and "
-                             f"{seg[row].as_py()!r}); a query belongs to one segment: give "
-                             f"every row of a query the same value")
+            _varies(col, chunk.ids[q], firsts[q], seg[row])
         ids_parts.append(chunk.ids)
         seg_parts.append(firsts)
     if not ids_parts:
@@ -301,12 +293,15 @@ def _segment_of_queries(source, st: _Settings, query: str) -> tuple[pa.Array, pa
         bad = pc.not_equal(t.column("s_min"), t.column("s_max"))
         if pc.any(bad).as_py():
             i = pc.index(bad, True).as_py()
-            raise ValueError(f"column {col!r} (segment) varies within query "
-                             f"{t.column('q')[i].as_py()!r} ({t.column('s_min')[i].as_py()!r} "
-                             f"and {t.column('s_max')[i].as_py()!r}); a query belongs to one "
-                             f"segment: give every row of a query the same value")
+            _varies(col, t.column("q")[i], t.column("s_min")[i], t.column("s_max")[i])
         ids, segs = t.column("q").combine_chunks(), t.column("s_min").combine_chunks()
     return ids, segs
+
+
+def _varies(col: str, query, a, b) -> None:
+    raise ValueError(f"column {col!r} (segment) varies within query {query.as_py()!r} "
+                     f"({a.as_py()!r} and {b.as_py()!r}); a query belongs to one segment: "
+                     f"give every row of a query the same value")
 
 
 def _segment_mapping(segment, id_type: pa.DataType) -> tuple[pa.Array, pa.Array]:
@@ -367,7 +362,6 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
     n = len(ids)
     if st.segment is None:
         offsets = np.array([0, n], np.int64)
-        order = None
     else:
         if isinstance(st.segment, str):
             seg_ids, segs = _segment_of_queries(source, st, query)
@@ -415,8 +409,8 @@ def _randomization(diffs: np.ndarray, offsets: np.ndarray, n_resamples: int, see
     n_groups, n_pairs = len(offsets) - 1, diffs.shape[0]
     sizes = np.diff(offsets)
     p = np.empty((n_groups, n_pairs))
-    mc = [g for g in range(n_groups)
-          if not (sizes[g] <= _EXACT_MAX and 2 ** int(sizes[g]) <= n_resamples)]
+    mc = {g for g in range(n_groups)
+          if not (sizes[g] <= _EXACT_MAX and 2 ** int(sizes[g]) <= n_resamples)}
     null = None
     if mc:
         null = K.signflip_means(diffs, offsets, n_resamples, np.uint64(seed), K.sign_table())

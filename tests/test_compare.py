@@ -462,8 +462,9 @@ def test_plot_writes_a_png(tmp_path, result, log):
     (dict(confidence=1.0), ValueError, r"confidence must be a number between 0 and 1"),
     (dict(confidence=0), ValueError, r"confidence must be"),
     (dict(n_resamples=0), ValueError, r"n_resamples must be a whole number >= 1, got 0"),
-    (dict(tests=["anova"]), ValueError, r"tests='anova' is not one of"),
-    (dict(correction="sidak"), ValueError, r"correction='sidak' is not one of"),
+    (dict(tests=["anova"]), ValueError, r"tests must be one of 'randomization', 't', "
+                                        r"'wilcoxon'; got 'anova'"),
+    (dict(correction="sidak"), ValueError, r"correction must be one of .*; got 'sidak'"),
     (dict(score="score_a"), TypeError, r"does not take score="),
     (dict(seed=-1), ValueError, r"seed must be"),
     (dict(n_resamples=10 ** 9), ValueError, r"n_resamples=1,000,000,000 would hold 22.4 GiB"),
