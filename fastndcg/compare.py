@@ -179,8 +179,10 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
         k = DEFAULT_K  # evaluate's "k not given"
     options = dict(options, k=k)
     # every evaluation option is checked before anything is read
-    check_options(qrels=qrels, score=items[0] if qrels is None else "score",
-                  **{n: options.get(n, d) for n, d in _EVAL_DEFAULTS.items()})
+    opts, _ = check_options(qrels=qrels, score=items[0] if qrels is None else "score",
+                            **{n: options.get(n, d) for n, d in _EVAL_DEFAULTS.items()})
+    # the memory of one group is known now: refuse before reading the log
+    _check_memory(1, int(n_resamples), len(names), len(opts.cutoffs))
     return _Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
                      tuple(t for t in TESTS if t in tests), correction, segment, options)
 
@@ -430,6 +432,15 @@ def _randomization(diffs: np.ndarray, offsets: np.ndarray, n_resamples: int, see
     return p
 
 
+def _check_memory(n_groups: int, n_resamples: int, n_systems: int, n_cutoffs: int) -> None:
+    """The resampled means kept (bootstrap, then the null of each pair) must fit."""
+    need = 8 * n_groups * n_resamples * (2 * n_systems - 1) * n_cutoffs
+    if need > _RESAMPLE_BYTES:
+        raise ValueError(f"n_resamples={n_resamples:,} would hold {need / 2**30:.1f} GiB of "
+                         f"resampled means ({n_groups} segment(s) x {n_systems} systems x "
+                         f"{n_cutoffs} cutoff(s)); use fewer resamples, segments or cutoffs")
+
+
 def _quantiles(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval along the last axis (linear interpolation, as
     scipy.stats.bootstrap's percentile method)."""
@@ -441,11 +452,7 @@ def _quantiles(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray
 def _tests(v: _Values, st: _Settings) -> tuple[pa.Table, pa.Table]:
     S, M, n = v.values.shape
     G = len(v.offsets) - 1
-    need = 8 * G * st.n_resamples * (2 * S - 1) * M  # resampled means, then null means
-    if need > _RESAMPLE_BYTES:
-        raise ValueError(f"n_resamples={st.n_resamples:,} would hold {need / 2**30:.1f} GiB of "
-                         f"resampled means ({G} segment(s) x {S} systems x {M} cutoff(s)); "
-                         f"use fewer resamples, segments or cutoffs")
+    _check_memory(G, st.n_resamples, S, M)
     flat = v.values.reshape(S * M, n)
     boot = K.bootstrap_means(flat, v.offsets, st.n_resamples, np.uint64(st.seed))  # (G, R, S*M)
     boot = boot.reshape(G, st.n_resamples, S, M)
