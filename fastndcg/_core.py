@@ -304,27 +304,66 @@ def hist_order(gain: Gain, info: LabelInfo) -> np.ndarray:
     return values[np.argsort(-gains, kind="stable")].astype(np.int64)
 
 
+@dataclass
+class MeasurePlan:
+    """What the binary measures need from the kernels: measure j has code
+    ``codes[j]``, cutoff ``cutoffs[j]`` (-1: the whole list) and reads flag bit
+    ``bits[j]``; ``flags`` holds those bits per row (uint8, empty when no measure
+    reads flags); ``n_rel[q, b]`` is R of query q at bit b."""
+    codes: np.ndarray
+    cutoffs: np.ndarray
+    bits: np.ndarray
+    flags: np.ndarray
+    n_rel: np.ndarray
+    whole: bool  # some measure needs the whole list ranked
+
+    @property
+    def n_measures(self) -> int:
+        return len(self.codes)
+
+
+def no_measures(n_q: int) -> MeasurePlan:
+    empty = np.zeros(0, np.int64)
+    return MeasurePlan(empty, empty, empty, np.zeros(0, np.uint8), np.zeros((n_q, 1), np.int64),
+                       False)
+
+
 def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: float,
-         info: LabelInfo, want_dcg: bool, want_idcg: bool, ideal: Batch | None = None):
-    """DCG and IDCG, each (n_queries, len(cutoffs)) float64 (or None if not wanted)."""
+                info: LabelInfo, want_dcg: bool, want_idcg: bool, ideal: Batch | None = None,
+                plan: MeasurePlan | None = None):
+    """DCG and IDCG, each (n_queries, len(cutoffs)) float64 (or None if not wanted),
+    and the values of ``plan``'s measures, (n_queries, n_measures) (or None): every
+    query is ranked once for all of them."""
     ideal = batch if ideal is None else ideal
     n_q = batch.n_queries
+    plan = no_measures(n_q) if plan is None else plan
     lengths = np.diff(batch.offsets)
     longest = max(1, int(lengths.max(initial=0)), int(np.diff(ideal.offsets).max(initial=0)))
     effective = [longest if c is None else min(c, longest) for c in cutoffs]
-    unique = sorted(set(effective))
+    unique = sorted(set(effective)) or [1]
     columns = [unique.index(e) for e in effective]
+    want_dcg = want_dcg and bool(cutoffs)
+    want_idcg = want_idcg and bool(cutoffs)
+    kmax = unique[-1] if want_dcg else 1
+    if plan.n_measures:
+        kmax = max(kmax, int(np.minimum(np.where(plan.cutoffs < 0, longest, plan.cutoffs),
+                                        longest).max()))
+        if plan.whole:
+            kmax = longest
     out_dcg = np.zeros((n_q, len(unique)))
     out_idcg = np.zeros((n_q, len(unique)))
+    out_m = np.zeros((n_q, plan.n_measures))
     if n_q:
-        scores = batch.scores
         with KERNEL_LOCK:
-            K.dcg_idcg_batch(batch.offsets, scores, batch.labels, ideal.offsets, ideal.labels,
-                             np.array(unique, np.int64), discounts(unique[-1], log_base),
-                             gain.mode, gain.table, tmode, hist_order(gain, info), work_chunks(batch.offsets, ideal.offsets),
-                             want_dcg, want_idcg, out_dcg, out_idcg)
+            K.score_batch(batch.offsets, batch.scores, batch.labels, plan.flags,
+                          ideal.offsets, ideal.labels, np.array(unique, np.int64),
+                          discounts(max(unique[-1], 1), log_base), gain.mode, gain.table,
+                          tmode, hist_order(gain, info), work_chunks(batch.offsets, ideal.offsets),
+                          want_dcg, want_idcg, np.int64(kmax), plan.codes, plan.cutoffs,
+                          plan.bits, plan.n_rel, out_dcg, out_idcg, out_m)
     return (out_dcg[:, columns] if want_dcg else None,
-            out_idcg[:, columns] if want_idcg else None)
+            out_idcg[:, columns] if want_idcg else None,
+            out_m if plan.n_measures else None)
 
 
 def check_finite(values: np.ndarray, batch: Batch, what: str) -> None:

@@ -239,7 +239,7 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     zero_idcg = C.check_choice("zero_idcg", options["zero_idcg"], C.ZERO_IDCG)
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, k, options)
-    dcg_v, idcg_v = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
+    dcg_v, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
     C.check_finite(idcg_v, batch, "IDCG")
     C.check_finite(dcg_v, batch, "DCG")
     return _shape(C.normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs), multi)
@@ -263,7 +263,7 @@ def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, 
                       score_precision=score_precision)
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, k, options)
-    dcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, False)
+    dcg_v, _, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, False)
     C.check_finite(dcg_v, batch, "DCG")
     return _shape(dcg_v, multi)
 
@@ -286,7 +286,7 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     batch = _group(None, _column(labels, "labels"), offsets, query_ids)
     batch.scores = np.zeros(0)  # unused; float64 shares ndcg's compiled specialisation
     info = C.check_values(batch, gain_spec, "error", negative_labels, check_scores=False)
-    _, idcg_v = C.run_kernels(batch, cutoffs, gain_spec, K.STABLE, base, info, False, True)
+    _, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, K.STABLE, base, info, False, True)
     C.check_finite(idcg_v, batch, "IDCG")
     return _shape(idcg_v, multi)
 
@@ -378,7 +378,8 @@ def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore
         tmode = K.AVERAGE
     batch = C.Batch(offsets, scores, np.ascontiguousarray(labels).ravel())
     _, info = C.scan(batch, check_scores=False)  # values were checked as scikit-learn does
-    return C.run_kernels(batch, [k], C.Gain(K.LINEAR, np.zeros(1)), tmode, log_base, info, True, want_idcg)
+    return C.run_kernels(batch, [k], C.Gain(K.LINEAR, np.zeros(1)), tmode, log_base, info, True,
+                         want_idcg)[:2]
 
 
 def ndcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,

@@ -282,7 +282,7 @@ class Scorer:
             raise ValueError(f"in {where}: {err}") from None
         if info_override is not None:
             info = info_override
-        dcg, idcg = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode, opts.log_base,
+        dcg, idcg, _ = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode, opts.log_base,
                                   info, True, True, ideal=ideal)
         C.check_finite(idcg, batch, "IDCG")
         C.check_finite(dcg, batch, "DCG")
@@ -363,7 +363,7 @@ class Scorer:
         batch = NamedBatch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
                            np.zeros(0, qr.labels.dtype), ids=Names(ids))
         ideal = gather_ideal(qr, idx.astype(np.int64))
-        dcg, idcg = C.run_kernels(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,
+        dcg, idcg, _ = C.run_kernels(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,
                                   self.opts.log_base, qr.info, True, True, ideal=ideal)
         values = C.normalise(dcg, idcg, self.opts.zero_idcg, batch, self.opts.cutoffs)
         extra = None

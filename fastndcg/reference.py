@@ -337,3 +337,342 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
                               for d in diffs])
         out.append(per_group)
     return out
+
+
+# --------------------------------------------------------------------------- binary measures
+#
+# The binary (relevant / not relevant) measures of trec_eval and ir_measures, for
+# one query, specified in plain Python. A query's ranked list has n items; item i
+# is *judged* when ``judged[i]`` (default: every item) and *relevant* when it is
+# judged and ``labels[i] >= rel`` (raw labels: a negative label is simply not
+# relevant, never an error; ``rel`` is an int >= 0, so with ``rel=0`` every judged
+# item with a label >= 0 is relevant). R is ``n_rel`` when given (qrels mode: the
+# relevant judged documents of the query, retrieved or not; it may not be smaller
+# than the relevant items of the list), else the number of relevant items of the
+# list. ``k=None`` means the whole list; cut = min(k, n). Scores rank descending;
+# NaN raises (``nan_scores="error"``) or ranks below every number (``"last"``).
+#
+# Ties (``ties``):
+#   "stable"       ties in input order.
+#   "trec"         ties by ``doc_ids`` descending as strings (as trec_eval).
+#   "optimistic"   within a group of equal scores relevant items first (for
+#                  Judged@k: judged items first), then input order: the best
+#                  value of the measure over the orderings of the ties.
+#   "pessimistic"  relevant (judged) items last: the worst value.
+#   "average"      the exact expected value of the measure when each group of
+#                  tied scores is put in uniformly random order (McSherry &
+#                  Najork, ECIR 2008). The closed forms are written per tie group
+#                  with 0-based start rank a, size s, c relevant members and C
+#                  relevant items in earlier groups; see each measure.
+
+BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
+                   "num_ret", "num_rel", "num_rel_ret")
+_K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret")
+
+
+class _Query:
+    """One query's list, checked: scores, relevant / judged flags, R and the groups
+    of tied scores in rank order (each a list of positions, input order inside)."""
+
+    def __init__(self, scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores):
+        if len(scores) != len(labels):
+            raise ValueError("scores and labels differ in length")
+        if judged is None:
+            judged = [True] * len(labels)
+        elif len(judged) != len(labels):
+            raise ValueError("judged and labels differ in length")
+        if doc_ids is not None and len(doc_ids) != len(labels):
+            raise ValueError("doc_ids and labels differ in length")
+        if isinstance(rel, bool) or not hasattr(rel, "__index__") or rel < 0:
+            raise ValueError(f"rel must be an int >= 0, got {rel!r}")
+        if k is not None and (isinstance(k, bool) or not hasattr(k, "__index__") or k < 1):
+            raise ValueError(f"k must be an int >= 1 or None, got {k!r}")
+        if ties not in TIES:
+            raise ValueError(f"unknown ties mode {ties!r}")
+        self.n = len(labels)
+        self.scores = [_clean_score(s, nan_scores) for s in scores]
+        labels = [_clean_label(r, "keep") for r in labels]
+        self.judged = [bool(j) for j in judged]
+        self.relevant = [self.judged[i] and labels[i] >= rel for i in range(self.n)]
+        self.n_rel_ret = sum(self.relevant)
+        if n_rel is None:
+            self.R = self.n_rel_ret
+        else:
+            if int(n_rel) != n_rel or n_rel < self.n_rel_ret:
+                raise ValueError(f"n_rel={n_rel!r} is smaller than the {self.n_rel_ret} "
+                                 "relevant items of the list (or not an integer)")
+            self.R = int(n_rel)
+        self.k = k
+        self.cut = _cut(k, self.n)
+        self.ties = ties
+        self.doc_ids = doc_ids
+        order = sorted(range(self.n), key=lambda i: _score_rank_key(self.scores[i]))
+        self.groups = []
+        for i in order:
+            if self.groups and _score_rank_key(self.scores[self.groups[-1][-1]]) == \
+                    _score_rank_key(self.scores[i]):
+                self.groups[-1].append(i)
+            else:
+                self.groups.append([i])
+
+    def order(self, flags) -> list[int]:
+        """Positions in rank order for a strict tie mode; ``flags`` are the items
+        "optimistic" puts first (and "pessimistic" last) within a tie group."""
+        return _strict_order(self.scores, [1.0 if f else 0.0 for f in flags],
+                             self.ties, self.doc_ids)
+
+    def tie_groups(self, flags):
+        """(a, s, c, C) for each tie group in rank order: 0-based start rank a, size
+        s, c flagged members, C flagged items in earlier groups."""
+        a = C = 0
+        for group in self.groups:
+            c = sum(1 for i in group if flags[i])
+            yield a, len(group), c, C
+            a += len(group)
+            C += c
+
+    def hits(self, flags, depth: int) -> float:
+        """Number of flagged items in the top ``depth`` ranks (expected number with
+        ties="average": each rank inside a tie group carries c / s)."""
+        if self.ties != "average":
+            return float(sum(1 for i in self.order(flags)[:depth] if flags[i]))
+        total = 0.0
+        for a, s, c, _ in self.tie_groups(flags):
+            ranks_inside = max(0, min(s, depth - a))
+            total += ranks_inside * c / s
+        return total
+
+
+def precision_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+                    judged=None, doc_ids=None, nan_scores="error") -> float:
+    """P@k (trec_eval ``P_k``): relevant items in the top k, divided by k.
+
+    The denominator is k even when fewer than k items are retrieved (a list of 3
+    items with 2 relevant has P@5 = 0.4); with ``k=None`` it is n (0 for an empty
+    list). Unjudged items and items with a label below ``rel`` (negative labels
+    included) count as not relevant. ``n_rel`` does not change P@k.
+    With ties="average" each rank of a tie group counts c / s relevant.
+
+    >>> from fastndcg import reference
+    >>> reference.precision_query([0.9, 0.8, 0.7], [1, 0, 2], k=5)
+    0.4
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    denominator = q.n if k is None else k
+    return q.hits(q.relevant, q.cut) / denominator if denominator else 0.0
+
+
+def recall_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+                 judged=None, doc_ids=None, nan_scores="error") -> float:
+    """R@k (trec_eval ``recall_k``): relevant items in the top k, divided by R.
+
+    R is ``n_rel`` (qrels mode: relevant documents not retrieved count too) or the
+    relevant items of the list; 0 when R == 0 (no relevant document). Fewer than k
+    retrieved: the whole list is the top k. With ties="average" each rank of a tie
+    group counts c / s relevant.
+
+    >>> from fastndcg import reference
+    >>> reference.recall_query([0.9, 0.8, 0.7], [1, 0, 2], k=2, n_rel=4)
+    0.25
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return q.hits(q.relevant, q.cut) / q.R if q.R else 0.0
+
+
+def success_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+                  judged=None, doc_ids=None, nan_scores="error") -> float:
+    """Success@k: 1.0 when a relevant item is in the top k, else 0.0 (also for an
+    empty list or a query without relevant items).
+
+    ties="average": the probability that a relevant item lands in the top k. Earlier
+    groups have no relevant item; for the first group with c > 0, of which
+    t = min(s, k - a) ranks are inside the cut (t <= 0: 0), it is
+    1 - prod_{i < t} (s - c - i) / (s - i) (the chance that not all t ranks inside
+    the cut hold non-relevant members; the product is 0 when t > s - c).
+
+    >>> from fastndcg import reference
+    >>> reference.success_query([1.0, 1.0, 0.5], [0, 1, 0], k=1)  # tie: 1/2 chance
+    0.5
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if q.ties != "average":
+        return 1.0 if any(q.relevant[i] for i in q.order(q.relevant)[:q.cut]) else 0.0
+    for a, s, c, _ in q.tie_groups(q.relevant):
+        if c == 0:
+            continue
+        t = min(s, q.cut - a)
+        if t <= 0:
+            return 0.0
+        none_inside = 1.0
+        for i in range(t):
+            none_inside *= (s - c - i) / (s - i)
+        return 1.0 - none_inside
+    return 0.0
+
+
+def rr_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+             judged=None, doc_ids=None, nan_scores="error") -> float:
+    """RR@k (trec_eval ``recip_rank``, MS MARCO's MRR@k): 1 / (rank of the first
+    relevant item) when that rank is <= k, else 0 (also for no relevant item).
+
+    ties="average": in the first group with c > 0 the first relevant member is at
+    position X of the group with P(X = j) = C(s - j, c - 1) / C(s, c),
+    j = 1 .. s - c + 1; RR@k = sum over those j with a + j <= k of P(X = j) / (a + j).
+
+    >>> from fastndcg import reference
+    >>> reference.rr_query([0.9, 0.8, 0.7], [0, 0, 3])
+    0.3333333333333333
+    >>> round(reference.rr_query([1.0, 1.0, 1.0], [0, 1, 0]), 6)  # (1 + 1/2 + 1/3) / 3
+    0.611111
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if q.ties != "average":
+        for rank, i in enumerate(q.order(q.relevant)[:q.cut], start=1):
+            if q.relevant[i]:
+                return 1.0 / rank
+        return 0.0
+    for a, s, c, _ in q.tie_groups(q.relevant):
+        if c == 0:
+            continue
+        total = 0.0
+        for j in range(1, s - c + 2):
+            if a + j <= q.cut:
+                total += math.comb(s - j, c - 1) / math.comb(s, c) / (a + j)
+        return total
+    return 0.0
+
+
+def ap_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+             judged=None, doc_ids=None, nan_scores="error") -> float:
+    """AP@k (trec_eval ``map``, ``map_cut_k``): the sum over the relevant items at
+    ranks p <= k of (relevant items in the top p) / p, divided by R.
+
+    R is ``n_rel`` (qrels mode) or the relevant items of the list, not min(R, k)
+    as some libraries use; 0 when R == 0. Relevant documents not retrieved, or
+    below k, add nothing to the sum but count in R.
+
+    ties="average": a group adds, over its ranks j = 1 .. s with a + j <= k,
+    [(C + 1) * c / s + (j - 1) * c * (c - 1) / (s * (s - 1))] / (a + j)
+    (the expected relevance of rank a + j times the expected number of relevant
+    items above and at it; the second term is 0 when s == 1); then divide by R.
+
+    >>> from fastndcg import reference
+    >>> reference.ap_query([0.9, 0.8, 0.7], [1, 0, 2])  # (1/1 + 2/3) / 2
+    0.8333333333333333
+    >>> reference.ap_query([0.9, 0.8, 0.7], [1, 0, 2], n_rel=4)  # two more unretrieved
+    0.41666666666666663
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if q.R == 0:
+        return 0.0
+    total = 0.0
+    if q.ties != "average":
+        found = 0
+        for rank, i in enumerate(q.order(q.relevant)[:q.cut], start=1):
+            if q.relevant[i]:
+                found += 1
+                total += found / rank
+        return total / q.R
+    for a, s, c, C in q.tie_groups(q.relevant):
+        if c == 0:
+            continue
+        for j in range(1, s + 1):
+            if a + j > q.cut:
+                break
+            pair = (j - 1) * c * (c - 1) / (s * (s - 1)) if s > 1 else 0.0
+            total += ((C + 1) * c / s + pair) / (a + j)
+    return total / q.R
+
+
+def rprec_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                doc_ids=None, nan_scores="error") -> float:
+    """R-precision (trec_eval ``Rprec``): relevant items in the top R, divided by R
+    (when fewer than R items are retrieved, the whole list); 0 when R == 0. With
+    ties="average" the numerator is P@R's with each rank of a tie group counting
+    c / s.
+
+    >>> from fastndcg import reference
+    >>> reference.rprec_query([0.9, 0.8, 0.7], [1, 0, 2])  # 1 relevant in the top 2
+    0.5
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return q.hits(q.relevant, min(q.R, q.n)) / q.R if q.R else 0.0
+
+
+def judged_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+                 judged=None, doc_ids=None, nan_scores="error") -> float:
+    """Judged@k (ir_measures ``Judged@k``): judged items in the top k, divided by
+    min(k, n) -- the number of items actually in the top k, as ir_measures does
+    (not by k); ``k=None``: divided by n. 0 for an empty list. ``rel`` and labels
+    play no part (a judged item with a negative label is judged). With
+    ties="average" each rank of a tie group counts (judged members) / s;
+    "optimistic" / "pessimistic" put judged items first / last.
+
+    >>> from fastndcg import reference
+    >>> reference.judged_query([0.9, 0.8], [0, 1], k=10, judged=[True, False])
+    0.5
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return q.hits(q.judged, q.cut) / q.cut if q.cut else 0.0
+
+
+def num_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                  doc_ids=None, nan_scores="error") -> float:
+    """num_ret: n, the number of retrieved items (judged or not), as a float."""
+    return float(_Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores).n)
+
+
+def num_rel_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                  doc_ids=None, nan_scores="error") -> float:
+    """num_rel: R, the relevant documents of the query (``n_rel`` in qrels mode, else
+    the relevant items of the list), as a float."""
+    return float(_Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores).R)
+
+
+def num_rel_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
+                      judged=None, doc_ids=None, nan_scores="error") -> float:
+    """num_rel_ret: the relevant items of the list, as a float."""
+    return float(_Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids,
+                        nan_scores).n_rel_ret)
+
+
+_MEASURE_QUERY = {
+    "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
+    "success": success_query, "rprec": rprec_query, "judged": judged_query,
+    "num_ret": num_ret_query, "num_rel": num_rel_query, "num_rel_ret": num_rel_ret_query,
+}
+
+
+def measure_query(kind: str, scores, labels, k=None, **options) -> float:
+    """The binary measure ``kind`` (one of BINARY_MEASURES) of one query; ``options``
+    as the measure's function. ``k`` is ignored by "rprec" and the "num_*" counts.
+
+    >>> from fastndcg import reference
+    >>> reference.measure_query("p", [0.9, 0.8, 0.7], [2, 0, 1], k=2, rel=2)
+    0.5
+    >>> reference.measure_query("num_rel", [0.9, 0.8, 0.7], [2, 0, 1], n_rel=5)
+    5.0
+    """
+    if kind not in _MEASURE_QUERY:
+        raise ValueError(f"unknown measure {kind!r}; expected one of {BINARY_MEASURES}")
+    if kind in _K_FREE:
+        return _MEASURE_QUERY[kind](scores, labels, **options)
+    return _MEASURE_QUERY[kind](scores, labels, k, **options)
+
+
+def measure(kind: str, scores, labels, offsets=None, *, query_ids=None, k=None, rel=1,
+            ties: str = "average", nan_scores: str = "error") -> list:
+    """The binary measure ``kind`` of every query of a batch, as a list (a list of
+    lists when ``k`` is a sequence; "rprec" and the "num_*" counts ignore ``k`` and
+    give one float per query). List mode: R is the relevant items of each list.
+    Queries as :func:`split_queries`.
+
+    >>> from fastndcg import reference
+    >>> reference.measure("ap", [0.9, 0.8, 0.7, 0.5], [1, 0, 2, 0], [0, 3, 4])
+    [0.8333333333333333, 0.0]
+    """
+    if kind not in _MEASURE_QUERY:
+        raise ValueError(f"unknown measure {kind!r}; expected one of {BINARY_MEASURES}")
+    return _batch(lambda s, r, cut: measure_query(
+        kind, s, r, cut, rel=rel, ties=ties, nan_scores=nan_scores),
+        scores, labels, offsets, query_ids, None if kind in _K_FREE else k)

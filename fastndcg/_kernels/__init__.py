@@ -1,6 +1,9 @@
 """Numba kernels, one module per step, loaded on first use.
 
-* :mod:`.ndcg` -- per-query top-k selection and tie-aware DCG/IDCG;
+* :mod:`.rank` -- ranking a query into tie groups (its ranked summary);
+* :mod:`.measures` -- the measures: accumulators over the ranked summary (DCG,
+  AP, RR, P, R, ...), and IDCG;
+* :mod:`.score` -- the parallel driver: rank each query once, then measure;
 * :mod:`.scan` -- the validation pass over scores and labels;
 * :mod:`.join` -- the qrels join and trec_eval's document order, by kind of id
   (integers as numbers, strings through :mod:`.strings`' byte-order helpers);
@@ -22,7 +25,7 @@ from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 
 # kernel name -> the submodule defining it
 _WHERE = {
-    "dcg_idcg_batch": "ndcg", "top_k": "ndcg", "top_values": "ndcg",
+    "score_batch": "score", "top_k": "rank", "top_values": "rank",
     "scan_values": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",

@@ -20,3 +20,14 @@ SCAN_BAD_LABEL = 1  # a label is NaN or infinite
 SCAN_NEGATIVE = 2  # a label is negative
 SCAN_FRACTION = 3  # a label is not an integer
 SCAN_N = 4
+# binary measures (accumulators in measures.py), dispatched at run time
+M_P = 0
+M_R = 1
+M_SUCCESS = 2
+M_RR = 3
+M_AP = 4
+M_RPREC = 5
+M_JUDGED = 6
+M_NUM_RET = 7
+M_NUM_REL = 8
+M_NUM_REL_RET = 9

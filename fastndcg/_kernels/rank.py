@@ -1,56 +1,60 @@
-"""Numba kernels: per-query top-k selection, tie-aware DCG/IDCG, parallel drivers.
+"""Numba kernels: ranking one query into tie groups (the first of a query's two steps).
 
-Nothing here validates input: :mod:`fastndcg.api` checks everything at the public
-boundary and hands over clean CSR arrays. Every array and setting is an argument
-(the module-level integer codes below are compile-time constants, never state).
-Kernels compile lazily on first call and are cached on disk (see ``_cache.py``).
+Nothing here validates input: :mod:`fastndcg.api` and the evaluation modules
+check everything at the public boundary and hand over clean CSR arrays. Every
+array and setting is an argument (the integer codes are compile-time constants,
+never state). Kernels compile lazily on first call and are cached on disk.
 
-Layout: query ``q`` owns rows ``offsets[q]:offsets[q+1]`` of ``scores`` and
-``labels`` (the ranked list) and rows ``ioffsets[q]:ioffsets[q+1]`` of ``ilabels``
-(the labels the ideal ordering is built from: the same arrays in list mode, all
-judged documents in qrels mode).
+:func:`rank_one` ranks the rows lo:lo+n of a query down to rank m = min(kmax, n)
+and leaves a *ranked summary* that every measure reads (:mod:`.measures`):
+arrays indexed by rank, where the tie group starting at rank r is described at
+index r (the entries between two group starts are not read):
 
-Per query, with m = min(largest cutoff, n):
+* ``gsize[r]``: the members of the group, all of them (the group straddling the
+  cut counts its members beyond m too, so tie-aware measures take its mean);
+* ``ggain[r]``: the sum of their gains, added up in input order;
+* ``gcnt[r, b]``: how many members have flag bit b set (relevant at threshold b,
+  judged, ...; none when no measure needs flags);
+* ``rgain[p]``: with optimistic/pessimistic ties, the gain at each rank p < m of
+  the order those rules make (the groups are then the groups of equal scores).
 
-1. *Small cuts* (m <= 64, average or stable ties; the usual case). The top m
-   keys are kept by a branch-free max/min chain (:func:`top_values`): packed
+Groups are the groups of equal scores for "average", "optimistic" and
+"pessimistic", and single ranks for "stable" (the caller puts rows in document
+id order for trec_eval's rule, so "trec" is "stable" here).
+
+How the top m are found, per query:
+
+1. *Short lists* (n <= PAIR_MAX, average or stable ties, scores of at most 32
+   bits): an item's rank is the number of items above it; no sort, no branch on
+   the data (:func:`_groups_pairs`).
+2. *Small cuts* (m <= SMALL_M, average or stable ties). The top m keys are kept
+   by a branch-free max/min chain (:func:`top_values`): packed
    ``score key << 32 | ~position`` for scores of at most 32 bits, so survivors
    carry their positions; plain values otherwise, and one more pass over the
-   query puts items into their tie groups (:func:`_dcg_from_values`). A whole
-   short list is insertion-sorted. Long lists only send rows beating the m-th
-   key down the chain, within a budget that falls back to step 2, so the cost
-   stays O(n) whatever the input order.
-2. *General path* (other tie modes, large cuts): candidates better than a
+   query puts items into their tie groups (:func:`_groups_from_values`). Long
+   lists only send rows beating the m-th key down the chain, within a budget
+   that falls back to step 3, so the cost stays O(n) whatever the input order.
+3. *General path* (other tie modes, large cuts): candidates better than a
    running threshold fill a buffer of 2m slots; when it fills, a quickselect
    keeps its best m and the m-th becomes the new threshold: O(n) expected for
    any input order, then the m survivors are sorted, O(m log m) (introsort,
    heapsort past a depth limit). No full sort of a long list.
-3. *Ranking order* is score descending, then a strict tie-break (input
-   position; gain for optimistic/pessimistic), so results are
-   deterministic and independent of thread count and batch split.
-4. *Tie-aware DCG* ("average"): each rank r <= m carries the mean gain of its
-   tie group; the group at the cut is completed by one pass over the query
-   (its members beyond m count in the mean, not in the discounts). All
-   cutoffs are read off one running sum (:func:`_walk`).
-5. *IDCG* counts small non-negative integer labels in a histogram (O(n + L);
-   eight 8-bit counters in one register for short lists), else selects the m
-   largest gains as above.
+4. *Ranking order* is score descending, then a strict tie-break (input
+   position; gain for optimistic/pessimistic), so results are deterministic
+   and independent of thread count and batch split.
 
 Numba-level inlining is used for the per-query hot path only: it removes call
 overhead of ~20 array arguments per query, at the price of compile time.
 Integer constants passed to the (non-inlined) sort helpers are wrapped as
 ``np.int64(...)``: Numba types a bare constant as a literal and compiles a
-separate specialisation per combination of literals, which had tripled the
-first compilation.
+separate specialisation per combination of literals.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic, overload
 
 from .._cache import CACHE
@@ -270,15 +274,6 @@ def top_k(buf, stack, lo, n, k, by, scores, labels, tmode, gmode, table):
     return k
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _record(acc, rank, ks, j, out, q):
-    """Store ``acc`` for every cutoff equal to ``rank``; returns the next cutoff index."""
-    while j < len(ks) and ks[j] == rank:
-        out[q, j] = acc
-        j += 1
-    return j
-
-
 @intrinsic
 def _f32_bits(typingctx, x):
     """The IEEE-754 bit pattern of a float32, as uint32."""
@@ -376,19 +371,40 @@ def top_values(vals, lo, n, k, top):
     return m
 
 
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _add_flags(gcnt, r, flags, row, nb):
+    """Count the flag bits of ``row`` into the group described at rank r."""
+    f = flags[row] if nb > 0 else np.uint8(0)
+    for b in range(nb):
+        gcnt[r, b] += (f >> b) & 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _set_flags(gcnt, r, flags, row, nb):
+    """The group at rank r is the single row ``row``: its flags."""
+    f = flags[row] if nb > 0 else np.uint8(0)
+    for b in range(nb):
+        gcnt[r, b] = (f >> b) & 1
+
+
 @njit(cache=CACHE, nogil=True)
-def _dcg_from_values(q, lo, n, m, ks, disc, scores, labels, tmode, gmode, table, top,
-                     gstart, gsum, gcount, out):
-    """DCG (average or stable ties) from the sorted top-m score values: one pass
-    over the query collects the gains of the items at or above the m-th value
-    into their tie groups (in input order), then the ranks are walked."""
+def _groups_from_values(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, top,
+                        gstart, gcount, gsize, ggain, gcnt):
+    """The ranked summary (average or stable ties) from the sorted top-m score
+    values: one pass over the query puts the items at or above the m-th value
+    into their tie groups (gains added in input order)."""
     n_groups = 0
     for p in range(m):
         if p == 0 or top[p] != top[p - 1]:
             top[n_groups] = top[p]  # compact: top[g] is now group g's value
             gstart[n_groups] = p
-            gsum[n_groups] = 0.0
             gcount[n_groups] = 0
+            if tmode == AVERAGE:
+                ggain[p] = 0.0
+                gsize[p] = 0
+                for b in range(nb):
+                    gcnt[p, b] = 0
             n_groups += 1
     gstart[n_groups] = m
     cut = top[n_groups - 1]
@@ -410,95 +426,92 @@ def _dcg_from_values(q, lo, n, m, ks, disc, scores, labels, tmode, gmode, table,
                         hi = mid
             gain = gain_value(labels[lo + i], gmode, table)
             if tmode == AVERAGE:
-                gsum[g] += gain
+                r = gstart[g]
+                ggain[r] += gain
+                gsize[r] += 1
+                _add_flags(gcnt, r, flags, lo + i, nb)
             else:  # stable: the c-th member of a group (input order) takes its c-th rank
                 p = gstart[g] + gcount[g]
                 if p < gstart[g + 1]:
-                    gsum[p] = gain  # gsum doubles as gain-by-rank, filled before read
-            gcount[g] += 1
-    j = np.int64(0)
-    acc = 0.0
-    if tmode == AVERAGE:
-        for g in range(n_groups):
-            mean = gsum[g] / gcount[g]
-            for p in range(gstart[g], gstart[g + 1]):
-                acc += mean * disc[p]
-                j = _record(acc, p + 1, ks, j, out, q)
-    else:
-        for p in range(m):
-            acc += gsum[p] * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    while j < len(ks):
-        out[q, j] = acc
-        j += 1
+                    ggain[p] = gain
+                    gsize[p] = 1
+                    _set_flags(gcnt, p, flags, lo + i, nb)
+                gcount[g] += 1
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def _walk(q, lo, n, m, ks, scores, labels, tmode, gmode, table, disc, buf, out):
-    """DCG at every cutoff from buf[0:m], the first m items (local indices) in rank order."""
-    j = np.int64(0)
-    acc = 0.0
-    if tmode != AVERAGE:
+def _groups_from_buf(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf,
+                     gsize, ggain, gcnt, rgain):
+    """The ranked summary from buf[0:m], the first m items (local indices) in rank order."""
+    if tmode == STABLE:
         for p in range(m):
-            acc += gain_value(labels[lo + buf[p]], gmode, table) * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    else:
-        r = np.int64(0)
-        while r < m:
-            s = scores[lo + buf[r]]
-            gsum = gain_value(labels[lo + buf[r]], gmode, table)
-            e = r + 1
-            while e < m and scores[lo + buf[e]] == s:
-                gsum += gain_value(labels[lo + buf[e]], gmode, table)
-                e += 1
-            size = e - r
-            if e == m and m < n:
-                # the group at the cut may reach past it: take all its members
-                gsum = 0.0
-                size = 0
-                for i in range(n):
-                    if scores[lo + i] == s:
-                        gsum += gain_value(labels[lo + i], gmode, table)
-                        size += 1
-            mean = gsum / size
-            for p in range(r, e):
-                acc += mean * disc[p]
-                j = _record(acc, p + 1, ks, j, out, q)
-            r = e
-    while j < len(ks):
-        out[q, j] = acc
-        j += 1
+            ggain[p] = gain_value(labels[lo + buf[p]], gmode, table)
+            gsize[p] = 1
+            _set_flags(gcnt, p, flags, lo + buf[p], nb)
+        return
+    r = np.int64(0)
+    while r < m:
+        s = scores[lo + buf[r]]
+        g0 = gain_value(labels[lo + buf[r]], gmode, table)
+        gsum = g0
+        if tmode != AVERAGE:
+            rgain[r] = g0
+        for b in range(nb):
+            gcnt[r, b] = 0
+        _add_flags(gcnt, r, flags, lo + buf[r], nb)
+        e = r + 1
+        while e < m and scores[lo + buf[e]] == s:
+            g = gain_value(labels[lo + buf[e]], gmode, table)
+            gsum += g
+            if tmode != AVERAGE:
+                rgain[e] = g
+            _add_flags(gcnt, r, flags, lo + buf[e], nb)
+            e += 1
+        size = e - r
+        if e == m and m < n:
+            # the group at the cut may reach past it: take all its members
+            gsum = 0.0
+            size = 0
+            for b in range(nb):
+                gcnt[r, b] = 0
+            for i in range(n):
+                if scores[lo + i] == s:
+                    gsum += gain_value(labels[lo + i], gmode, table)
+                    size += 1
+                    _add_flags(gcnt, r, flags, lo + i, nb)
+        ggain[r] = gsum
+        gsize[r] = size
+        r = e
 
 
-DONE = -2  # _dcg_small wrote the DCG itself
+DONE = -2  # _top_small wrote the ranked summary itself
 
 
-def _dcg_small(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
-               top, gstart, gsum, gcount, out):
+def _top_small(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf, keys, top,
+               gstart, gcount, gsize, ggain, gcnt):
     """Fast path for a query whose cut m = min(k, n) is small (average/stable ties).
     Returns m with buf[0:m] the first m items in rank order, DONE when it wrote
-    the DCG itself, or -1 when the caller must select with :func:`top_k`."""
+    the ranked summary itself, or -1 when the caller must select with :func:`top_k`."""
 
 
-@overload(_dcg_small, inline="always")
-def _dcg_small_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
-                    top, gstart, gsum, gcount, out):
+@overload(_top_small, inline="always")
+def _top_small_impl(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf, keys, top,
+                    gstart, gcount, gsize, ggain, gcnt):
     if _packs(scores.dtype):
-        def packed(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
-                   top, gstart, gsum, gcount, out):
-            m = top_values(scores, lo, n, ks[len(ks) - 1], keys)
+        def packed(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf, keys, top,
+                   gstart, gcount, gsize, ggain, gcnt):
+            m = top_values(scores, lo, n, m, keys)
             low = np.uint64(0xFFFFFFFF)
             for p in range(m):  # the positions ride in the low 32 bits
                 buf[p] = np.int64(low - (keys[p] & low))
             return m
         return packed
 
-    def by_value(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, keys,
-                 top, gstart, gsum, gcount, out):
-        if ks[len(ks) - 1] >= n:
+    def by_value(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf, keys, top,
+                 gstart, gcount, gsize, ggain, gcnt):
+        if m >= n:
             # the whole (short) list: insertion-sort values and positions together
-            # (strict < keeps input order among ties), then the rank walk needs no
-            # search for tie groups
+            # (strict < keeps input order among ties)
             for i in range(n):
                 v = scores[lo + i]
                 j = i
@@ -509,11 +522,11 @@ def _dcg_small_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf
                 top[j] = v
                 buf[j] = i
             return n
-        m = top_values(scores, lo, n, ks[len(ks) - 1], top)
+        m = top_values(scores, lo, n, m, top)
         if m < 0:
             return -1
-        _dcg_from_values(q, lo, n, m, ks, disc, scores, labels, tmode, gmode, table, top,
-                         gstart, gsum, gcount, out)
+        _groups_from_values(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, top,
+                            gstart, gcount, gsize, ggain, gcnt)
         return DONE
     return by_value
 
@@ -536,7 +549,7 @@ def _top_packed_impl(buf, stack, lo, n, k, scores, labels, tmode, gmode, table, 
         # BY_KEY is passed as a literal on purpose: the sort helpers get one
         # specialisation where the comparison folds to ``a > b`` (2x faster); every
         # other call passes int64 codes, so each helper compiles once, not per
-        # combination of constants (that had cost ~15 s of the first compilation)
+        # combination of constants
         sign = np.uint64(0x8000000000000000)
         m = min(k, n)
         cap = n if m == n else min(len(buf), n)
@@ -564,78 +577,35 @@ def _top_packed_impl(buf, stack, lo, n, k, scores, labels, tmode, gmode, table, 
 PAIR_MAX = 32  # lists this short are ranked by counting, not by selecting
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _walk_groups(q, m, ks, disc, rgain, gsize, out):
-    """DCG at every cutoff from ranks 0..m-1 in tie groups: the group starting at
-    rank r has ``gsize[r]`` members and gain sum ``rgain[r]``; each of its ranks
-    (up to m) carries the mean. The next cutoff is kept in a register."""
-    j = np.int64(0)
-    nk = len(ks)
-    nxt = ks[0]
-    acc = 0.0
-    r = np.int64(0)
-    while r < m:
-        size = gsize[r]
-        mean = rgain[r] / size
-        e = min(r + size, m)
-        for p in range(r, e):
-            acc += mean * disc[p]
-            if p + 1 == nxt:
-                out[q, j] = acc
-                j += 1
-                nxt = ks[j] if j < nk else -1
-        r = e
-    while j < nk:
-        out[q, j] = acc
-        j += 1
+def _groups_pairs(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, keys, gsize,
+                  ggain, gcnt):
+    """The ranked summary of a short list (n <= PAIR_MAX; average or stable ties,
+    scores of at most 32 bits) by counting: an item's rank is the number of items
+    above it (plus, for stable ties, its equals earlier in the input), so there is
+    no sort and no branch on the data in the counting loop, which vectorises over
+    a zero-padded row of keys. Gains are summed per tie group in input order, as
+    the selecting paths do, so the results are bit-identical to theirs. Returns
+    False (nothing done) when the scores do not pack."""
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _walk_ranks(q, m, ks, disc, rgain, out):
-    """DCG at every cutoff from the gains by rank ``rgain[0:m]``."""
-    j = np.int64(0)
-    nk = len(ks)
-    nxt = ks[0]
-    acc = 0.0
-    for p in range(m):
-        acc += rgain[p] * disc[p]
-        if p + 1 == nxt:
-            out[q, j] = acc
-            j += 1
-            nxt = ks[j] if j < nk else -1
-    while j < nk:
-        out[q, j] = acc
-        j += 1
-
-
-def _dcg_pairs(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, keys, rgain,
-               gsize, out):
-    """DCG of a short list (n <= PAIR_MAX; average or stable ties, scores of at most
-    32 bits) by counting: an item's rank is the number of items above it (plus, for
-    stable ties, its equals earlier in the input), so there is no sort and no
-    branch on the data in the counting loop, which vectorises over a zero-padded
-    row of keys. Gains are summed per tie group in input order, as the selecting
-    paths do, so the results are bit-identical to theirs. Returns False (nothing
-    done) when the scores do not pack."""
-
-
-@overload(_dcg_pairs, inline="always")
-def _dcg_pairs_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, keys, rgain,
-                    gsize, out):
+@overload(_groups_pairs, inline="always")
+def _groups_pairs_impl(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, keys, gsize,
+                       ggain, gcnt):
     if not _packs(scores.dtype):
-        return (lambda q, lo, n, ks, disc, scores, labels, tmode, gmode, table, keys, rgain,
-                gsize, out: False)
+        return (lambda lo, n, m, scores, labels, flags, nb, tmode, gmode, table, keys, gsize,
+                ggain, gcnt: False)
 
-    def counted(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, keys, rgain,
-                gsize, out):
-        m = min(ks[len(ks) - 1], n)
+    def counted(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, keys, gsize,
+                ggain, gcnt):
         width = (n + 15) & ~15
         for i in range(n):
             keys[i] = _rank_key32(scores[lo + i])
         for i in range(n, width):
             keys[i] = np.uint32(0)  # padding: above nothing, equal to key 0 only
         for r in range(m):
-            rgain[r] = 0.0
+            ggain[r] = 0.0
+            for b in range(nb):
+                gcnt[r, b] = 0
         for i in range(n):
             x = keys[i]
             above = np.int64(0)
@@ -648,161 +618,49 @@ def _dcg_pairs_impl(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, key
             if above < m:
                 g = gain_value(labels[lo + i], gmode, table)
                 if tmode == AVERAGE:
-                    rgain[above] += g  # the tie group's gain sum, in input order
+                    ggain[above] += g  # the tie group's gain sum, in input order
                     gsize[above] = same
+                    _add_flags(gcnt, above, flags, lo + i, nb)
                 else:  # stable: behind its equals earlier in the input
                     r = above
                     for t in range(i):
                         r += keys[t] == x
                     if r < m:
-                        rgain[r] = g
+                        ggain[r] = g
                         gsize[r] = 1
-        _walk_groups(q, m, ks, disc, rgain, gsize, out)
+                        _set_flags(gcnt, r, flags, lo + i, nb)
         return True
     return counted
-
-
-@njit(cache=CACHE, nogil=True, inline="always")
-def dcg_one(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf, stack,
-            top, packed, gstart, gsum, gcount, keys32, rgain, gsize, out):
-    """DCG at every cutoff in ``ks`` (sorted, unique) of the query at rows lo:lo+n."""
-    kmax = ks[len(ks) - 1]
-    if 0 < n <= PAIR_MAX and (tmode == AVERAGE or tmode == STABLE):
-        if _dcg_pairs(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, keys32,
-                      rgain, gsize, out):
-            return
-    m = -1
-    # (positions ride in 32 bits of a packed key: lists of 2**32 rows take the general path)
-    if 0 < n <= 0xFFFFFFFF and (tmode == AVERAGE or tmode == STABLE):
-        if min(kmax, n) <= len(top):
-            m = _dcg_small(q, lo, n, ks, disc, scores, labels, tmode, gmode, table, buf,
-                           packed, top, gstart, gsum, gcount, out)
-            if m == DONE:
-                return
-        else:
-            m = _top_packed(buf, stack, lo, n, kmax, scores, labels, tmode, gmode, table,
-                            packed)
-    if m < 0:
-        m = top_k(buf, stack, lo, n, kmax, np.int64(BY_SCORE), scores, labels, tmode, gmode,
-                  table)
-    _walk(q, lo, n, m, ks, scores, labels, tmode, gmode, table, disc, buf, out)
-
-
-@njit(cache=CACHE, nogil=True, inline="always")
-def idcg_one(q, lo, n, ks, disc, scores, labels, gmode, table, hist_order, counts,
-             buf, stack, top_l, rgain, out):
-    """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n.
-
-    With ``hist_order`` non-empty (labels are integers 0..L-1; hist_order lists the
-    label values by gain, highest first) labels are counted instead of selected.
-    """
-    j = np.int64(0)
-    acc = 0.0
-    kmax = ks[len(ks) - 1]
-    if len(hist_order) > 0 and n < 256 and len(hist_order) <= 8:
-        # eight 8-bit counters in one register (no store-to-load chains), then
-        # the gains by rank, then one walk
-        word = np.uint64(0)
-        for i in range(lo, lo + n):
-            word += np.uint64(1) << np.uint64(8 * int(labels[i]))
-        m = min(kmax, n)
-        p = np.int64(0)
-        for label in hist_order:
-            c = np.int64((word >> np.uint64(8 * label)) & np.uint64(255))
-            g = gain_value(label, gmode, table)
-            e = min(p + c, m)
-            for r in range(p, e):
-                rgain[r] = g
-            p = e
-        _walk_ranks(q, m, ks, disc, rgain, out)
-        return
-    if len(hist_order) > 0:
-        counts[:] = 0
-        for i in range(lo, lo + n):
-            counts[int(labels[i])] += 1
-        p = np.int64(0)
-        for label in hist_order:
-            c = counts[label]
-            if c == 0:
-                continue
-            g = gain_value(label, gmode, table)
-            while c > 0 and p < kmax:
-                acc += g * disc[p]
-                p += 1
-                c -= 1
-                j = _record(acc, p, ks, j, out, q)
-            if p >= kmax:
-                break
-    else:
-        m = -1
-        if gmode != TABLE and min(kmax, n) <= len(top_l):
-            # monotone gains rank like the labels themselves: select label values
-            m = top_values(labels, lo, n, kmax, top_l)
-        by_value = m >= 0
-        if not by_value:
-            # BY_GAIN reads labels only: scores are passed so that this call
-            # shares its compiled specialisation with the DCG's
-            m = top_k(buf, stack, lo, n, kmax, np.int64(BY_GAIN), scores, labels, np.int64(STABLE), gmode,
-                      table)
-        for p in range(m):
-            label = top_l[p] if by_value else labels[lo + buf[p]]
-            acc += gain_value(label, gmode, table) * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    while j < len(ks):
-        out[q, j] = acc
-        j += 1
 
 
 SMALL_M = 64  # lists cut to at most this many ranks take the value fast path
 
 
-@njit(cache=CACHE, nogil=True)
-def _chunk_scratch(offsets, ioffsets, q0, q1, kmax):
-    longest = 1
-    for q in range(q0, q1):
-        longest = max(longest, offsets[q + 1] - offsets[q], ioffsets[q + 1] - ioffsets[q])
-    return longest if kmax >= longest else min(longest, 4 * kmax)
-
-
-@njit(parallel=True, cache=CACHE, nogil=True)
-def dcg_idcg_batch(offsets, scores, labels, ioffsets, ilabels, ks, disc,
-                   gmode, table, tmode, hist_order, chunks, want_dcg, want_idcg,
-                   out_dcg, out_idcg):
-    """DCG and/or IDCG of every query at every cutoff, in parallel over ``chunks``
-    (query-index boundaries balanced by rows). Writes out_dcg / out_idcg (n_q, len(ks)).
-
-    The per-query paths are inlined into the parallel loop's body: calling a
-    separate per-chunk function instead compiles a little faster but made short
-    queries 2x slower (measured: 105 vs 205 ns a 5-row query on one core)."""
-    kmax = ks[len(ks) - 1]
-    n_small = min(kmax, SMALL_M)
-    n_hist = 1
-    for label in hist_order:
-        n_hist = max(n_hist, label + 1)
-    for c in prange(len(chunks) - 1):
-        q0 = chunks[c]
-        q1 = chunks[c + 1]
-        # per-chunk scratch, reused by every query of the chunk
-        buf = np.empty(_chunk_scratch(offsets, ioffsets, q0, q1, kmax), np.int64)
-        stack = np.empty(STACK_SIZE, np.int64)
-        counts = np.zeros(n_hist, np.int64)
-        top_s = np.empty(n_small, scores.dtype)
-        top_l = np.empty(n_small, ilabels.dtype)
-        gstart = np.empty(n_small + 1, np.int64)
-        gsum = np.empty(n_small, np.float64)
-        gcount = np.empty(n_small, np.int64)
-        packed = np.empty(n_small, np.uint64)
-        keys32 = np.empty(PAIR_MAX + 16, np.uint32)
-        rgain = np.empty(max(PAIR_MAX, min(kmax, 256)), np.float64)
-        gsize = np.empty(PAIR_MAX, np.int64)
-        for q in range(q0, q1):
-            if want_dcg:
-                lo = offsets[q]
-                dcg_one(q, lo, offsets[q + 1] - lo, ks, disc, scores, labels,
-                        tmode, gmode, table, buf, stack, top_s, packed, gstart, gsum,
-                        gcount, keys32, rgain, gsize, out_dcg)
-            if want_idcg:
-                lo = ioffsets[q]
-                idcg_one(q, lo, ioffsets[q + 1] - lo, ks, disc, scores, ilabels,
-                         gmode, table, hist_order, counts, buf, stack, top_l, rgain,
-                         out_idcg)
+@njit(cache=CACHE, nogil=True, inline="always")
+def rank_one(lo, n, kmax, scores, labels, flags, nb, tmode, gmode, table, buf, stack,
+             top, packed, gstart, gcount, keys32, gsize, ggain, gcnt, rgain):
+    """Rank the query at rows lo:lo+n into the ranked summary (module docstring)
+    down to rank m = min(kmax, n); returns m."""
+    m = min(kmax, n)
+    if n == 0:
+        return m
+    if n <= PAIR_MAX and (tmode == AVERAGE or tmode == STABLE):
+        if _groups_pairs(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, keys32,
+                         gsize, ggain, gcnt):
+            return m
+    got = -1
+    # (positions ride in 32 bits of a packed key: lists of 2**32 rows take the general path)
+    if n <= 0xFFFFFFFF and (tmode == AVERAGE or tmode == STABLE):
+        if m <= len(top):
+            got = _top_small(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf,
+                             packed, top, gstart, gcount, gsize, ggain, gcnt)
+            if got == DONE:
+                return m
+        else:
+            got = _top_packed(buf, stack, lo, n, kmax, scores, labels, tmode, gmode, table,
+                              packed)
+    if got < 0:
+        top_k(buf, stack, lo, n, kmax, np.int64(BY_SCORE), scores, labels, tmode, gmode, table)
+    _groups_from_buf(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf, gsize,
+                     ggain, gcnt, rgain)
+    return m
