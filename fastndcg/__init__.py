@@ -21,17 +21,17 @@ import types
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
-__all__ = ["ndcg", "dcg", "idcg", "ndcg_score", "dcg_score", "evaluate", "Report", "compare",
+__all__ = ["ndcg", "dcg", "idcg", "measure", "ndcg_score", "dcg_score", "evaluate", "Report", "compare",
            "Comparison", "reference", "__version__"]
 
 # public name -> the module that defines it
-_WHERE = {"ndcg": "api", "dcg": "api", "idcg": "api", "ndcg_score": "api", "dcg_score": "api",
+_WHERE = {"ndcg": "api", "dcg": "api", "idcg": "api", "measure": "api", "ndcg_score": "api", "dcg_score": "api",
           "evaluate": "evaluate", "Report": "evaluate", "compare": "compare",
           "Comparison": "compare"}
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from . import reference
-    from .api import dcg, dcg_score, idcg, ndcg, ndcg_score
+    from .api import dcg, dcg_score, idcg, measure, ndcg, ndcg_score
     from .compare import Comparison, compare
     from .evaluate import Report, evaluate
 

@@ -175,6 +175,7 @@ class Batch:
     scores: np.ndarray
     labels: np.ndarray
     ids: Any = None  # query id of each query (first-appearance order), or None
+    raw: Any = None  # the labels before the negative_labels policy (for relevance)
 
     @property
     def n_queries(self) -> int:
@@ -316,10 +317,22 @@ class MeasurePlan:
     flags: np.ndarray
     n_rel: np.ndarray
     whole: bool  # some measure needs the whole list ranked
+    n_bits: int = 0
 
     @property
     def n_measures(self) -> int:
         return len(self.codes)
+
+
+def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
+    """The plan of a :class:`fastndcg.measures.Layout` for one batch: its flags per
+    row and R per query."""
+    def ints(values):
+        return np.array(values, np.int64)
+
+    return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits),
+                       flags if lay.n_bits else np.zeros(0, np.uint8), n_rel, lay.whole,
+                       lay.n_bits)
 
 
 def no_measures(n_q: int) -> MeasurePlan:
@@ -360,7 +373,7 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
                           discounts(max(unique[-1], 1), log_base), gain.mode, gain.table,
                           tmode, hist_order(gain, info), work_chunks(batch.offsets, ideal.offsets),
                           want_dcg, want_idcg, np.int64(kmax), plan.codes, plan.cutoffs,
-                          plan.bits, plan.n_rel, out_dcg, out_idcg, out_m)
+                          plan.bits, np.int64(plan.n_bits), plan.n_rel, out_dcg, out_idcg, out_m)
     return (out_dcg[:, columns] if want_dcg else None,
             out_idcg[:, columns] if want_idcg else None,
             out_m if plan.n_measures else None)

@@ -182,6 +182,7 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict):
     if options["score_precision"] == "float32" and scores.dtype != np.float32:
         scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
     batch = _group(scores, _column(labels, "labels"), offsets, query_ids)
+    batch.raw = batch.labels  # check_values replaces, never changes, the labels
     info = C.check_values(batch, gain_spec, nan_scores, negative_labels)
     return batch, cutoffs, multi, gain_spec, tmode, base, info
 
@@ -289,6 +290,86 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     _, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, K.STABLE, base, info, False, True)
     C.check_finite(idcg_v, batch, "IDCG")
     return _shape(idcg_v, multi)
+
+
+def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,
+            query_ids: ArrayLike | None = None, measure="nDCG@10", rel: int | None = None,
+            gain=None, ties: str | None = None, log_base: float | None = None,
+            zero_idcg: str | None = None, nan_scores: str | None = None,
+            negative_labels: str | None = None, score_precision: str | None = None,
+            preset: str | None = None) -> dict:
+    """Any measures of every query of a ragged batch, from one ranking of each query.
+
+    ``measure`` names them as trec_eval does (``"map"``, ``"P.5,10"``,
+    ``"recip_rank"``), as ir_measures does (``"AP"``, ``"P@5"``, ``"RR(rel=2)@10"``,
+    ``"nDCG@10"``) or by fastndcg's column names (``"ap"``, ``"p@5"``), as a string
+    (several separated by spaces) or a list; see :mod:`fastndcg.measures`. ``rel``:
+    the relevance threshold of the measures that do not name one (default 1: a
+    label >= 1 is relevant). This is list mode: the list is the whole judged set,
+    so R (the denominator of recall, AP and R-precision) counts the relevant
+    items of the list. Other arguments as :func:`ndcg`; ties apply to every
+    measure ("average" is the exact expected value over all orderings of tied
+    items; "optimistic"/"pessimistic" the best/worst ordering for the measure).
+
+    Returns
+    -------
+    dict of column name (``"ndcg@10"``, ``"ap"``, ``"p@5"``, ``"rr(rel=2)"``, ...)
+    to a float64 array of shape (n_queries,), NDCG columns first, then the others in
+    the order named.
+
+    Example
+    -------
+    >>> import fastndcg
+    >>> out = fastndcg.measure([0.9, 0.5, 0.5, 0.1], [0, 1, 0, 1], [0, 4],
+    ...                        measure=["AP", "RR", "P@2"])
+    >>> {name: round(float(v[0]), 4) for name, v in out.items()}
+    {'ap': 0.4583, 'rr': 0.4167, 'p@2': 0.25}
+    """
+    from . import measures as M
+
+    parsed = M.parse(measure, rel)
+    if gain is not None and parsed.gain is not None and not _same_gain(gain, parsed.gain):
+        raise ValueError(f"measure {measure!r} means gain={parsed.gain!r}, but gain={gain!r} "
+                         f"was given; drop one of them")
+    gain = parsed.gain if parsed.gain is not None else gain
+    for m in parsed.others:
+        if M.REGISTRY[m.kind].judgments:
+            raise ValueError(f"measure {m.column(parsed.rel)!r} counts judged documents, so "
+                             f"it needs judgments: use fastndcg.evaluate(run, qrels=...); "
+                             f"here every item is judged")
+    options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
+                      zero_idcg=zero_idcg, nan_scores=nan_scores,
+                      negative_labels=negative_labels, score_precision=score_precision)
+    zero_idcg = C.check_choice("zero_idcg", options["zero_idcg"], C.ZERO_IDCG)
+    k = parsed.ndcg if parsed.ndcg else [1]
+    batch, cutoffs, _, gain_spec, tmode, base, info = _prepare(
+        scores, labels, offsets, query_ids, k, options)
+    cutoffs = parsed.ndcg
+    lay = M.layout(parsed.others, parsed.rel)
+    raw = batch.raw
+    flags = M.flags_of(lay, raw)
+    n_rel = M.count_relevant(lay, batch.offsets, raw)
+    dcg_v, idcg_v, values = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info,
+                                          True, True, plan=C.make_plan(lay, flags, n_rel))
+    out = {}
+    if cutoffs:
+        C.check_finite(idcg_v, batch, "IDCG")
+        C.check_finite(dcg_v, batch, "DCG")
+        nd = C.normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs)
+        for i, c in enumerate(cutoffs):
+            out[M.column_name("ndcg", c)] = np.ascontiguousarray(nd[:, i])
+    for j, m in enumerate(parsed.others):
+        out[m.column(parsed.rel)] = np.ascontiguousarray(values[:, j])
+    return out
+
+
+def _same_gain(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    try:
+        return list(map(float, a)) == list(map(float, b))
+    except (TypeError, ValueError):
+        return False
 
 
 # --------------------------------------------------------------------------- scikit-learn

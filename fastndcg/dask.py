@@ -451,7 +451,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
-             measure=None, weight: str | None = None, explain=False,
+             measure=None, rel: int | None = None, weight: str | None = None, explain=False,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
              progress: bool = False) -> Report:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.

@@ -67,9 +67,10 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
              zero_idcg: str | None = None, nan_scores: str | None = None,
              negative_labels: str | None = None, complete: bool = False,
              score_precision: str | None = None, preset: str | None = None,
-             measure=None, weight: str | None = None, explain=False, per_query=None,
+             measure=None, rel: int | None = None, weight: str | None = None, explain=False, per_query=None,
              progress: bool = False, batch_rows: int = 1 << 20) -> Report:
-    """NDCG@k of every query of a search log, streamed in record batches.
+    """NDCG@k, and any other measure, of every query of a search log, streamed in
+    record batches.
 
     Parameters
     ----------
@@ -89,11 +90,24 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     preset : a tool's semantics by name: "trec_eval", "pytrec_eval", "sklearn",
         "lightgbm", "xgboost", "xgboost-" (see :mod:`fastndcg.presets`); options
         given explicitly override it.
-    measure : the cutoffs (and gain) named as trec_eval does (``"ndcg"``,
-        ``"ndcg_cut.5,10"``, ``"ndcg_cut"`` = its default cutoffs) or as
-        ir_measures does (``"nDCG@10"``, ``"nDCG(dcg='exp-log2')@10"``), a name or
-        a list; instead of ``k``. Output columns keep fastndcg's names
-        (``ndcg@10``, ``ndcg``).
+    measure : the measures, instead of ``k`` (NDCG cutoffs): named as trec_eval
+        does (``"ndcg_cut.5,10"``, ``"map"``, ``"P.5,10"``, ``"recall.100"``,
+        ``"recip_rank"``, ``"Rprec"``, ``"success.10"``, ``"num_rel_ret"``; a name
+        with cutoffs and none given takes trec_eval's default cutoffs), as
+        ir_measures does (``"nDCG@10"``, ``"AP"``, ``"AP(rel=2)@100"``,
+        ``"RR@10"``, ``"P@5"``, ``"R@1000"``, ``"Success@10"``, ``"Judged@10"``,
+        ``"NumRet"``), or by fastndcg's column names (``"ap@100"``, ``"p@5"``); a
+        string (several separated by spaces) or a list. Every measure comes from
+        one ranking of each query, under the same ``ties`` rule. Output columns
+        use fastndcg's names: NDCG first (``ndcg@10``), then the others in the
+        order named (``ap``, ``rr@10``, ``p@5``, ``ap(rel=2)``; see
+        :mod:`fastndcg.measures`). ``Judged@k`` needs ``qrels``.
+    rel : the relevance threshold of the binary measures that do not name one: a
+        document is relevant when its label is >= rel (default 1; trec_eval's
+        ``-l``). In qrels mode R (the denominator of recall, AP and R-precision)
+        counts the query's relevant judged documents, retrieved or not, and
+        grades are read as judged (before ``negative_labels``); in list mode the
+        list is the whole judged set, so R counts the relevant items of the list.
     complete : qrels mode: score judged queries missing from the run as 0
         (trec_eval ``-c``); by default they are left out and counted (``n_missing``).
     per_query : ``None`` (default) keeps the per-query table in memory; a path

@@ -20,10 +20,11 @@ import pyarrow as pa
 
 from . import _core as C
 from . import _kernels as K
+from . import measures as M
 from ._arrow import numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
-from .presets import DEFAULT_K, parse_measures, resolve
+from .presets import DEFAULT_K, resolve
 from .report import PartWriter, Rows, Totals
 
 __all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
@@ -52,36 +53,49 @@ class Options:
     preset: str | None = None
     weight: str | None = None  # column of per-query weights (weighted means)
     explain: tuple = ()        # explaining columns: "dcg", "idcg", "n_relevant", ...
+    others: tuple = ()         # the measures besides NDCG (fastndcg.measures.Measure)
+    rel: int = 1               # their relevance threshold, unless they name one
+    layout: Any = None         # how they reach the kernels (fastndcg.measures.Layout)
 
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
                 "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
-                "score_precision", "preset", "measure", "weight", "explain", "per_query")
+                "score_precision", "preset", "measure", "weight", "explain", "per_query", "rel")
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
                   zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
                   batch_rows=1 << 20, score_precision=None, preset=None, measure=None,
-                  weight=None, explain=False, per_query=None) -> tuple[Options, dict]:
+                  weight=None, explain=False, per_query=None, rel=None) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). The command line calls it first, to tell
     usage errors (exit 2) from bad data (exit 1). Semantic options left None come
     from ``preset`` (:mod:`fastndcg.presets`), else fastndcg's defaults. ``measure``
     names the cutoffs (and gain) as trec_eval or ir_measures do, instead of ``k``."""
+    others: list = []
+    default_rel = 1 if rel is None else M.check_rel(rel)
     if measure is not None:
         if k is not DEFAULT_K:
-            raise ValueError(f"give the cutoffs once: k={k!r} or measure={measure!r}, not both")
-        k, implied = parse_measures(measure)
-        if gain is not None and not _same_gain(gain, implied):
-            raise ValueError(f"measure {measure!r} means gain={implied!r}, but gain={gain!r} "
-                             f"was given; drop one of them")
-        gain = implied
+            raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
+                             f"{measure!r}, not both; name NDCG in measure, e.g. 'nDCG@10'")
+        parsed = M.parse(measure, default_rel)
+        k, implied, others = parsed.ndcg, parsed.gain, parsed.others
+        if implied is not None:
+            if gain is not None and not _same_gain(gain, implied):
+                raise ValueError(f"measure {measure!r} means gain={implied!r}, but gain={gain!r} "
+                                 f"was given; drop one of them")
+            gain = implied
+        for m in others:
+            if M.REGISTRY[m.kind].judgments and qrels is None:
+                raise ValueError(f"measure {m.column(default_rel)!r} counts judged documents, "
+                                 f"so it needs judgments: pass qrels=...; in list mode every "
+                                 f"item is judged")
     sem = resolve(preset, "log" if qrels is None else "qrels", gain=gain, ties=ties,
                   log_base=log_base, zero_idcg=zero_idcg, nan_scores=nan_scores,
                   negative_labels=negative_labels, score_precision=score_precision)
     gain, ties, log_base = sem["gain"], sem["ties"], sem["log_base"]
     zero_idcg, nan_scores, negative_labels = sem["zero_idcg"], sem["nan_scores"], sem["negative_labels"]
-    cutoffs, _ = C.parse_cutoffs(k)
+    cutoffs = C.parse_cutoffs(k)[0] if (k or not others) else []
     gain_spec = C.parse_gain(gain)
     ties = C.check_choice("ties", ties, (*C.TIES, "trec"))
     tmode = K.STABLE if ties == "trec" else C.TIES[ties]  # rows are put in trec order
@@ -92,6 +106,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     names = ["ndcg" if c is None else f"ndcg@{c}" for c in cutoffs]
     if len(set(names)) != len(names):
         raise ValueError(f"k lists a cutoff twice: {cutoffs}; give each cutoff once")
+    names += [m.column(default_rel) for m in others]
     if not isinstance(complete, bool):
         raise TypeError(f"complete must be True or False, got {complete!r}")
     if complete and qrels is None:
@@ -129,7 +144,8 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
         roles[weight] = "weight"
     opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
                    negative_labels, query, doc, score, label, complete, qrels is not None,
-                   sem["score_precision"], preset, weight, explain)
+                   sem["score_precision"], preset, weight, explain, tuple(others), default_rel,
+                   M.layout(others, default_rel))
     return opts, roles
 
 
@@ -260,18 +276,25 @@ class Scorer:
         if opts.score_precision == "float32" and scores.dtype != np.float32:
             scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
         ideal = info_override = judged_q = order = None
+        lay = opts.layout
+        flags = grades = None
         if self.qrels is None:
-            labels = numbers(chunk.table.column(opts.label), C.WIDEN_LABELS)
+            labels = raw = numbers(chunk.table.column(opts.label), C.WIDEN_LABELS)
+            if lay.n_bits:
+                flags = M.flags_of(lay, labels)  # the grades as given, before any policy
             if opts.ties == "trec":
                 order = trec_order(chunk, opts.doc)
         else:
-            labels, order, judged_q, ideal = join(chunk, self.qrels, opts.doc,
-                                                  opts.ties == "trec")
+            labels, order, judged_q, ideal, grades = join(chunk, self.qrels, opts.doc,
+                                                          opts.ties == "trec", lay.n_bits > 0)
+            if grades is not None:
+                flags = M.flags_of(lay, grades[0], grades[1])
             info_override = self.qrels.info
         if opts.ties == "trec":
             # rows in docno-descending order within each query: "input order wins" on
             # tied scores is then trec_eval's tie-break (opts.tmode is STABLE)
             scores, labels = scores[order], labels[order]
+            flags = None if flags is None else flags[order]
         batch = NamedBatch(chunk.offsets, scores, labels, ids=Names(chunk.ids))
         try:
             info = C.check_values(batch, opts.gain, opts.nan_scores,
@@ -282,10 +305,18 @@ class Scorer:
             raise ValueError(f"in {where}: {err}") from None
         if info_override is not None:
             info = info_override
-        dcg, idcg, _ = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode, opts.log_base,
-                                  info, True, True, ideal=ideal)
-        C.check_finite(idcg, batch, "IDCG")
-        C.check_finite(dcg, batch, "DCG")
+        plan = None
+        if opts.others:
+            n_rel = (self._relevant(judged_q) if self.qrels is not None
+                     else M.count_relevant(lay, chunk.offsets, raw))
+            plan = C.make_plan(lay, flags if flags is not None else np.zeros(0, np.uint8), n_rel)
+        dcg, idcg, mvals = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode,
+                                         opts.log_base, info, True, True, ideal=ideal, plan=plan)
+        if opts.cutoffs:
+            C.check_finite(idcg, batch, "IDCG")
+            C.check_finite(dcg, batch, "DCG")
+        else:
+            dcg = idcg = np.zeros((batch.n_queries, 0))
         ids, n_docs, unjudged, judged = chunk.ids, np.diff(chunk.offsets), None, None
         weight = None if opts.weight is None else self._weights(chunk)
         extra = (self._explain(chunk, scores, labels, dcg, idcg, ideal, order)
@@ -303,8 +334,19 @@ class Scorer:
         if extra is not None and judged_q is not None and not keep.all():
             extra = {k: v[keep] for k, v in extra.items()}
         values = C.normalise(dcg, idcg, opts.zero_idcg, batch, opts.cutoffs)
+        if mvals is not None:
+            values = np.hstack([values, mvals if judged_q is None or keep.all() else mvals[keep]])
         return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), weight, extra,
                       unjudged=unjudged, judged=judged)
+
+    def _relevant(self, judged_q: np.ndarray) -> np.ndarray:
+        """R of each query at each threshold of the layout (0 for unjudged queries)."""
+        lay = self.opts.layout
+        out = np.zeros((len(judged_q), max(lay.n_bits, 1)), np.int64)
+        ok = judged_q >= 0
+        for b, r in enumerate(lay.rels):
+            out[ok, b] = self.qrels.relevant_counts(r)[judged_q[ok]]
+        return out
 
     def _explain(self, chunk: Chunk, scores, labels, dcg, idcg, ideal, order) -> dict:
         """The explaining columns of every query of the chunk (before unjudged queries
@@ -363,9 +405,18 @@ class Scorer:
         batch = NamedBatch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
                            np.zeros(0, qr.labels.dtype), ids=Names(ids))
         ideal = gather_ideal(qr, idx.astype(np.int64))
-        dcg, idcg, _ = C.run_kernels(batch, self.opts.cutoffs, self.opts.gain, self.opts.tmode,
-                                  self.opts.log_base, qr.info, True, True, ideal=ideal)
+        plan = None
+        if self.opts.others:
+            plan = C.make_plan(self.opts.layout, np.zeros(0, np.uint8),
+                               self._relevant(idx.astype(np.int64)))
+        dcg, idcg, mvals = C.run_kernels(batch, self.opts.cutoffs, self.opts.gain,
+                                         self.opts.tmode, self.opts.log_base, qr.info, True,
+                                         True, ideal=ideal, plan=plan)
+        if not self.opts.cutoffs:
+            dcg = idcg = np.zeros((n, 0))
         values = C.normalise(dcg, idcg, self.opts.zero_idcg, batch, self.opts.cutoffs)
+        if mvals is not None:
+            values = np.hstack([values, mvals])
         extra = None
         if self.opts.explain:
             extra = {}

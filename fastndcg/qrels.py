@@ -171,7 +171,18 @@ class Qrels:
     # [-1]: indexed by join matches, -1 (unjudged) reads 0
     labels0: np.ndarray
     info: Any              # _core.LabelInfo of the labels
+    # as labels0, before the negative_labels policy (relevance reads the grades as
+    # judged: -2 is not relevant even at rel=0); the same array when nothing changed
+    raw0: Any = None
     _cache: dict = field(repr=False, default_factory=dict)
+
+    def relevant_counts(self, rel: int) -> np.ndarray:
+        """R of each judged query at threshold ``rel``: its judgments with a grade >= rel."""
+        def count():
+            raw = (self.labels0 if self.raw0 is None else self.raw0)[:-1]
+            c = np.concatenate(([0], np.cumsum(raw >= rel, dtype=np.int64)))
+            return c[self.offsets[1:]] - c[self.offsets[:-1]]
+        return self._cached(("relevant", rel), count)
 
     @property
     def labels(self) -> np.ndarray:
@@ -284,7 +295,11 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     # array type reaches the NDCG kernels)
     labels0 = np.zeros(len(batch.labels) + 1, batch.labels.dtype)
     labels0[:-1] = batch.labels
-    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info)
+    raw0 = None
+    if batch.labels is not labels:  # the policy changed some grades: keep them as judged
+        raw0 = np.zeros(len(labels) + 1, labels.dtype)
+        raw0[:-1] = labels
+    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0)
 
 
 def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
@@ -296,13 +311,17 @@ def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
     return order
 
 
-def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True) -> tuple:
-    """(labels, order, judged_q, ideal) of a run chunk: each row's judgment (0 when
-    unjudged), the rows of each query in document id descending order (None unless
-    ``order``), the judged query index of each run query (-1: no judgments) and the
-    ideal lists."""
+def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True, grades: bool = False) -> tuple:
+    """(labels, order, judged_q, ideal, grades) of a run chunk: each row's judgment (0
+    when unjudged), the rows of each query in document id descending order (None
+    unless ``order``), the judged query index of each run query (-1: no judgments),
+    the ideal lists and, with ``grades``, (each row's grade as judged, whether it is
+    judged) for the relevance of binary measures (else None)."""
     match, out_order, judged_q = qr.match(chunk, doc, order)
-    return qr.labels0[match], out_order, judged_q, gather_ideal(qr, judged_q)
+    extra = None
+    if grades:
+        extra = ((qr.labels0 if qr.raw0 is None else qr.raw0)[match], match >= 0)
+    return qr.labels0[match], out_order, judged_q, gather_ideal(qr, judged_q), extra
 
 
 def gather_ideal(qr: Qrels, judged_q: np.ndarray) -> C.Batch:

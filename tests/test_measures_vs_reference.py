@@ -1,0 +1,146 @@
+"""Differential tests of every binary measure: the compiled accumulators (through
+``fastndcg.measure`` in list mode and ``fastndcg.evaluate`` in qrels mode) against
+the plain functions of ``fastndcg.reference``, over tie-heavy generated batches,
+every tie rule, several thresholds and cutoffs, long lists (the selecting and
+sorting paths) and the dtypes that reach the kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastndcg
+from fastndcg import reference
+
+from strategies import DTYPES, NEGATIVE_LABELS, as_arrays, batches, integral_scores
+
+SETTINGS = settings(max_examples=120, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+TIES = ["average", "stable", "optimistic", "pessimistic"]
+CUT_KINDS = ["ap", "rr", "p", "r", "success"]  # take a cutoff
+WHOLE_KINDS = ["rprec", "num_ret", "num_rel", "num_rel_ret"]
+
+
+def _names(cutoffs, rel):
+    """ir_measures-style names of every binary measure at these cutoffs."""
+    names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet",
+             f"NumRel(rel={rel})", f"NumRelRet(rel={rel})"]
+    for c in cutoffs:
+        names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
+                  f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}"]
+    return names
+
+
+def _expected(kind, cutoff, scores, labels, offsets, rel, ties):
+    out = []
+    for q in range(len(offsets) - 1):
+        s = scores[offsets[q]:offsets[q + 1]]
+        r = labels[offsets[q]:offsets[q + 1]]
+        out.append(reference.measure_query(kind, s, r, cutoff, rel=rel, ties=ties,
+                                           nan_scores="error"))
+    return np.array(out, float)
+
+
+def _check(out, scores, labels, offsets, cutoffs, rel, ties):
+    from fastndcg.measures import column_name
+    kinds = [(k, None) for k in ("ap", "rr")] + [(k, None) for k in WHOLE_KINDS]
+    kinds += [(k, c) for c in cutoffs for k in CUT_KINDS]
+    for kind, c in kinds:
+        col = column_name(kind, c, rel)
+        np.testing.assert_allclose(out[col], _expected(kind, c, scores, labels, offsets, rel,
+                                                       ties),
+                                   rtol=1e-12, atol=1e-12, err_msg=f"{col} ties={ties}")
+
+
+@pytest.mark.parametrize("score_dtype,label_dtype", DTYPES)
+@SETTINGS
+@given(batch=batches(labels=NEGATIVE_LABELS), ties=st.sampled_from(TIES),
+       cutoffs=st.lists(st.integers(1, 14), min_size=1, max_size=3, unique=True),
+       rel=st.sampled_from([0, 1, 2]))
+def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cutoffs, rel):
+    if np.dtype(score_dtype).kind in "iu":
+        batch = integral_scores(batch)
+    if np.dtype(label_dtype).kind == "u":
+        batch = (batch[0], [max(0, v) for v in batch[1]], batch[2])
+    s, r, o = as_arrays(batch, score_dtype, label_dtype)
+    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel), ties=ties,
+                           negative_labels="keep")
+    _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
+
+
+@SETTINGS
+@given(batch=batches(max_queries=3, max_rows=6, long_rows=400), ties=st.sampled_from(TIES),
+       cutoffs=st.lists(st.integers(1, 300), min_size=1, max_size=3, unique=True),
+       rel=st.sampled_from([1, 2]))
+def test_long_lists_match_reference(batch, ties, cutoffs, rel):
+    """Lists longer than the counting path (selection, packed keys, introsort)."""
+    s, r, o = as_arrays(batch, np.float32, np.int8)
+    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel), ties=ties)
+    _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
+
+
+@SETTINGS
+@given(batch=batches(max_queries=5, max_rows=10), ties=st.sampled_from(TIES + ["trec"]),
+       rel=st.sampled_from([0, 1, 2]), data=st.data())
+def test_qrels_mode_matches_reference(batch, ties, rel, data):
+    """Qrels mode: unjudged documents, judged documents not retrieved (R from the
+    qrels), negative grades (not relevant, whatever negative_labels does to gains)."""
+    s, _, o = batch
+    run, qrels = [], []
+    expected_rows = {}
+    for q in range(len(o) - 1):
+        docs = [f"d{i:02d}" for i in range(o[q + 1] - o[q])]
+        if not docs:
+            continue
+        grades = {}
+        for d in docs:
+            if data.draw(st.booleans()):
+                grades[d] = data.draw(st.integers(-2, 3))
+        for extra in range(data.draw(st.integers(0, 2))):
+            grades[f"x{extra}"] = data.draw(st.integers(0, 3))
+        if not grades:
+            continue
+        run += [(f"q{q}", d, float(s[o[q] + i])) for i, d in enumerate(docs)]
+        qrels += [(f"q{q}", d, g) for d, g in grades.items()]
+        expected_rows[f"q{q}"] = (docs, [float(v) for v in s[o[q]:o[q + 1]]], grades)
+    if not run:
+        return
+    run_t = pa.table({"query_id": [x[0] for x in run], "doc_id": [x[1] for x in run],
+                      "score": [x[2] for x in run]})
+    qrels_t = pa.table({"query_id": [x[0] for x in qrels], "doc_id": [x[1] for x in qrels],
+                        "label": [x[2] for x in qrels]})
+    names = _names([1, 3, 7], rel) + ["Judged@3", "Judged@20"]
+    report = fastndcg.evaluate(run_t, qrels=qrels_t, measure=names, ties=ties,
+                               negative_labels="zero")
+    table = report.per_query.to_pylist()
+    assert [row["query_id"] for row in table] == list(expected_rows)
+    from fastndcg.measures import column_name
+    for row in table:
+        docs, scores, grades = expected_rows[row["query_id"]]
+        labels = [grades.get(d, 0) for d in docs]
+        judged = [d in grades for d in docs]
+        n_rel = sum(g >= rel for g in grades.values())
+        opts = dict(rel=rel, ties=ties, n_rel=n_rel, judged=judged, doc_ids=docs)
+        checks = [(k, None) for k in ("ap", "rr")] + [(k, None) for k in WHOLE_KINDS]
+        checks += [(k, c) for c in (1, 3, 7) for k in CUT_KINDS]
+        for kind, c in checks:
+            want = reference.measure_query(kind, scores, labels, c, **opts)
+            got = row[column_name(kind, c, rel)]
+            assert got == pytest.approx(want, abs=1e-12), (kind, c, row["query_id"])
+        for c in (3, 20):
+            want = reference.measure_query("judged", scores, labels, c, **opts)
+            assert row[f"judged@{c}"] == pytest.approx(want, abs=1e-12)
+
+
+def test_one_ranking_any_measure_set_compiles_nothing_new():
+    """A second measure set runs on the kernels the first compiled (measures are
+    dispatched at run time)."""
+    from fastndcg import _kernels as K
+    s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
+    fastndcg.measure(s, r, o, measure="nDCG@3 AP")
+    before = len(K.score_batch.signatures)
+    fastndcg.measure(s, r, o, measure="P@1 RR(rel=2) Rprec NumRelRet R@2 Success@1")
+    assert len(K.score_batch.signatures) == before
