@@ -57,17 +57,19 @@ def plot_comparison(c, path, measure: str | None):
     rows = c.systems.to_pylist()
     pct = f"{c.confidence * 100:g}%"
     if not c.segmented:
-        # 2. NDCG@k against k, with the bootstrap band of every system
-        # x = k; NDCG over the whole list (k=None) sits right of the largest cutoff
-        numeric = [_cutoff(x) for x in c.measures if _cutoff(x) is not None]
+        # 2. the measure against k (its cutoffs among the compared measures), with
+        # the bootstrap band of every system; x = k, the whole list (no cutoff) sits
+        # right of the largest cutoff
+        family = [mm for mm in c.measures if _stem(mm) == _stem(measure)]
+        numeric = [_cutoff(x) for x in family if _cutoff(x) is not None]
         right = 1.5 * max(numeric) if numeric else 1.0
-        xpos = {mm: (_cutoff(mm) if _cutoff(mm) is not None else right) for mm in c.measures}
+        xpos = {mm: (_cutoff(mm) if _cutoff(mm) is not None else right) for mm in family}
         for name in c.system_names:
             mine = {r["measure"]: r for r in rows if r["system"] == name}
-            xs = np.array([xpos[mm] for mm in c.measures], float)
-            ys = np.array([mine[mm]["mean"] for mm in c.measures])
-            lo = np.array([mine[mm]["ci_low"] for mm in c.measures])
-            hi = np.array([mine[mm]["ci_high"] for mm in c.measures])
+            xs = np.array([xpos[mm] for mm in family], float)
+            ys = np.array([mine[mm]["mean"] for mm in family])
+            lo = np.array([mine[mm]["ci_low"] for mm in family])
+            hi = np.array([mine[mm]["ci_high"] for mm in family])
             ax2.plot(xs, ys, marker="o", color=color[name], label=name)
             if len(xs) > 1:
                 ax2.fill_between(xs, lo, hi, color=color[name], alpha=0.2, linewidth=0)
@@ -75,11 +77,12 @@ def plot_comparison(c, path, measure: str | None):
                 ax2.errorbar(xs, ys, yerr=[ys - lo, hi - ys], color=color[name], capsize=4)
         ticks = sorted(set(xpos.values()))
         ax2.set_xticks(ticks)
-        ax2.set_xticklabels(["all" if t == right and "ndcg" in xpos else f"{t:g}"
-                             for t in ticks])
+        whole = any(_cutoff(mm) is None for mm in family)
+        ax2.set_xticklabels(["all" if t == right and whole else f"{t:g}" for t in ticks])
         ax2.set_xlabel("k")
-        ax2.set_ylabel("mean NDCG@k")
-        ax2.set_title(f"NDCG@k with {pct} bootstrap bands ({c.n_resamples:,} resamples)")
+        label = _stem(measure).upper() if _stem(measure) != "ndcg" else "NDCG"
+        ax2.set_ylabel(f"mean {label}@k")
+        ax2.set_title(f"{label}@k with {pct} bootstrap bands ({c.n_resamples:,} resamples)")
         ax2.legend(fontsize=9)
         ax2.grid(alpha=0.3)
     else:
@@ -113,4 +116,13 @@ def plot_comparison(c, path, measure: str | None):
 
 
 def _cutoff(measure: str):
-    return int(measure.split("@")[1]) if "@" in measure else None
+    """The cutoff of a column name (``ap@100(rel=2)`` -> 100), or None."""
+    if "@" not in measure:
+        return None
+    return int(measure.split("@")[1].split("(")[0])
+
+
+def _stem(measure: str) -> str:
+    """The measure of a column name without its cutoff (``ap@100(rel=2)`` -> ``ap(rel=2)``)."""
+    head, _, tail = measure.partition("@")
+    return head + (tail[tail.index("("):] if "(" in tail else "")

@@ -77,8 +77,23 @@ def _positive(text: str) -> int:
     return value
 
 
+def _rel(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer (a label >= it is "
+                                         f"relevant), got {text!r}")
+    return int(text)
+
+
 def _add_semantics(p: _Parser) -> None:
     """The evaluation options that evaluate and compare share."""
+    p.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                   help="measures named as trec_eval does (-m map -m P.5,10 -m recip_rank "
+                        "-m ndcg_cut.10 -m recall.1000 -m Rprec -m success.10 -m num_rel_ret) "
+                        "or as ir_measures does (-m nDCG@10 -m 'AP(rel=2)' -m RR@10 -m P@5 "
+                        "-m Judged@10); repeatable; instead of -k")
+    p.add_argument("-l", "--rel", type=_rel, default=None, metavar="LEVEL",
+                   help="relevance threshold of the binary measures: a label >= LEVEL is "
+                        "relevant (trec_eval -l; default 1)")
     p.add_argument("--preset", choices=list(PRESET_NAMES),
                    help="a tool's NDCG semantics (gain, ties, zero IDCG, negative labels, "
                         "score precision); options given next to it override it")
@@ -109,17 +124,15 @@ def _parser() -> _Parser:
     sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,demo,synth}", parser_class=_Parser)
     sub.required = True
 
-    ev = sub.add_parser("evaluate", help="NDCG@k of a Parquet log, or of a TREC run with --qrels",
-                        description="NDCG@k of every query of a search log (Parquet file, "
-                                    "directory or glob) or of a run (TREC or Parquet) with --qrels.")
+    ev = sub.add_parser("evaluate", help="NDCG@k (and any other measure) of a Parquet log, or "
+                                         "of a TREC run with --qrels",
+                        description="NDCG@k, AP, RR, P@k, R@k and the other measures of every "
+                                    "query of a search log (Parquet file, directory or glob) "
+                                    "or of a run (TREC or Parquet) with --qrels.")
     ev.add_argument("source", help="Parquet file, directory or glob; with --qrels also a TREC run")
     ev.add_argument("--qrels", help="judgments: TREC qrels file (qid iter docno rel) or Parquet")
     ev.add_argument("-k", type=_cutoffs, default=_K_UNSET,
                     help="cutoffs, comma-separated, or 'all' (default 1,3,5,10)")
-    ev.add_argument("-m", "--measure", action="append", metavar="MEASURE",
-                    help="cutoffs (and gain) named as trec_eval does (-m ndcg_cut.5,10, "
-                         "-m ndcg) or as ir_measures does (-m nDCG@10); repeatable; "
-                         "instead of -k")
     _add_semantics(ev)
     ev.add_argument("--score-col", default="score")
     ev.add_argument("--explain", nargs="?", const="all", metavar="KINDS",
@@ -215,7 +228,7 @@ def _evaluate(args) -> int:
 
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         if args.k is not _K_UNSET and args.measure:
-            raise ValueError("give the cutoffs once: -k or -m/--measure, not both")
+            raise ValueError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
         check_options(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
                       score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
                       ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
@@ -223,7 +236,7 @@ def _evaluate(args) -> int:
                       complete=args.complete, batch_rows=1 << 20,
                       score_precision=args.score_precision, preset=args.preset,
                       measure=args.measure, weight=args.weight_col,
-                      explain=_explain(args))
+                      explain=_explain(args), rel=args.rel)
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
@@ -247,7 +260,7 @@ def _evaluate(args) -> int:
                    complete=args.complete, per_query=args.per_query or False,
                    score_precision=args.score_precision, preset=args.preset,
                    measure=args.measure, weight=args.weight_col,
-                      explain=_explain(args))
+                   explain=_explain(args), rel=args.rel)
     if distributed:
         report = _evaluate_on_dask(args, options)
     else:
@@ -270,7 +283,12 @@ def _compare(args) -> int:
                    gain=args.gain, ties=args.ties, log_base=args.log_base,
                    zero_idcg=args.zero_idcg, nan_scores=args.nan_scores,
                    negative_labels=args.negative_labels, complete=args.complete,
-                   score_precision=args.score_precision, preset=args.preset)
+                   score_precision=args.score_precision, preset=args.preset, rel=args.rel)
+    if args.measure:
+        if args.k != [10]:
+            raise _UsageError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
+        options["measure"] = args.measure
+        options["k"] = 10  # compare's "k not given"
     if args.qrels is None:
         if args.systems is None:
             raise _UsageError("name the systems to compare: --systems score_a,score_b (score "

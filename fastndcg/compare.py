@@ -59,6 +59,7 @@ from . import _kernels as K
 from . import _stats
 from .chunks import query_chunks
 from .evaluate import check_options, evaluate
+from .report import value_names
 from .presets import DEFAULT_K
 
 __all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS"]
@@ -172,9 +173,9 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
     if isinstance(segment, pa.Table) and segment.num_columns != 2:
         raise ValueError(f"segment as a table needs exactly two columns (query id, segment), "
                          f"got {segment.column_names}")
-    if options.get("measure") is not None:  # cutoffs named as trec_eval / ir_measures do
+    if options.get("measure") is not None:  # measures named as trec_eval / ir_measures do
         if k != 10:
-            raise ValueError(f"give the cutoffs once: k={k!r} or measure="
+            raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
                              f"{options['measure']!r}, not both")
         k = DEFAULT_K  # evaluate's "k not given"
     options = dict(options, k=k)
@@ -182,7 +183,7 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
     opts, _ = check_options(qrels=qrels, score=items[0] if qrels is None else "score",
                             **{n: options.get(n, d) for n, d in _EVAL_DEFAULTS.items()})
     # the memory of one group is known now: refuse before reading the log
-    _check_memory(1, int(n_resamples), len(names), len(opts.cutoffs))
+    _check_memory(1, int(n_resamples), len(names), len(opts.names))
     return _Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
                      tuple(t for t in TESTS if t in tests), correction, segment, options)
 
@@ -199,7 +200,7 @@ def check_arguments(systems, *, baseline=None, qrels=None, segment=None, k=10,
 _EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,
                       ties=None, log_base=None, zero_idcg=None, nan_scores=None,
                       negative_labels=None, complete=False, batch_rows=1 << 20,
-                      score_precision=None, preset=None, measure=None)
+                      score_precision=None, preset=None, measure=None, rel=None)
 
 
 # --------------------------------------------------------------------------- per-query values
@@ -353,7 +354,7 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
                          f"against qrels have none; pass a mapping from query id to segment "
                          f"(a dict or a two-column pyarrow Table)")
     reports, tables = _score_all(source, qrels, st, progress)
-    measures = [n for n in tables[0].column_names if n == "ndcg" or n.startswith("ndcg@")]
+    measures = value_names(tables[0].schema)  # every measure evaluated, in column order
     ids, values = _align(tables, st, query, measures)
     keep = ~np.isnan(values).any(axis=(0, 1))
     n_left_out = int(len(keep) - keep.sum())
@@ -765,8 +766,11 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     segment : repeat everything for each value of this column of the log (one
         value per query), or of a mapping from query id to segment (a dict, or a
         two-column pyarrow Table: query id, segment).
-    k : the cutoff(s) (default 10); each cutoff is a separate measure and its tests
-        count in the correction.
+    k : the NDCG cutoff(s) (default 10); each cutoff is a separate measure and its
+        tests count in the correction. Or ``measure=`` (in ``options``): any
+        measures, named as for :func:`fastndcg.evaluate` (``["nDCG@10", "AP",
+        "RR@10", "P@5"]``, ``"map recip_rank"``), with ``rel=`` their relevance
+        threshold; each is compared, and all count in the correction.
     confidence : of the bootstrap intervals (default 0.95); p-values below
         ``1 - confidence`` are starred in the text outputs.
     n_resamples : bootstrap resamples and randomization-test resamples (default

@@ -17,7 +17,7 @@ import pytest
 
 import fastndcg
 from fastndcg import cli
-from fastndcg.presets import TREC_NDCG_CUTOFFS, parse_measures
+from fastndcg.measures import TREC_CUTOFFS as TREC_NDCG_CUTOFFS, parse
 
 
 @pytest.mark.parametrize("spec,cutoffs,gain", [
@@ -37,16 +37,25 @@ from fastndcg.presets import TREC_NDCG_CUTOFFS, parse_measures
     (["nDCG@1", "nDCG@10"], [1, 10], "linear"),
 ])
 def test_parse(spec, cutoffs, gain):
-    assert parse_measures(spec) == (cutoffs, gain)
+    parsed = parse(spec)
+    assert (parsed.ndcg, parsed.gain, parsed.others) == (cutoffs, gain, [])
 
 
 @pytest.mark.parametrize("spec,fragment", [
-    ("map", "not an NDCG measure"),
-    ("NDCG@10", "not an NDCG measure"),
-    ("ndcg_cut.", "not an NDCG measure"),
+    ("mapp", "'mapp' is not a measure fastndcg knows"),
+    ("NDCG@10", "'NDCG' is not a measure fastndcg knows"),
+    ("ndcg_cut.", "no cutoff after ndcg_cut."),
     ("ndcg_cut.0", "must be >= 1"),
     ("nDCG@0", "must be >= 1"),
     ("nDCG(judged_only=True)@5", "'judged_only' is not supported"),
+    ("nDCG(dcg='log2',dcg='exp-log2')@3", "parameter 'dcg' is given twice"),
+    ("nDCG(cutoff=x)", "cutoff 'x' is not a whole number"),
+    ("AP(rel=1.5)", "rel=1.5 is not a non-negative integer"),
+    ("Rprec@5", "Rprec takes no cutoff"),
+    ("P@5(rel=2)", "parameters before the cutoff"),
+    ("map.5", "map takes no parameters"),
+    ("nDCG(gains={0: 1, 10**9: 2})", "not a dict"),
+    ("nDCG(gains={0: 1, 99999999: 2})", "labels up to 65535"),
     ("nDCG(dcg='exp')@5", "dcg='exp' is not one of"),
     ("nDCG(cutoff=3)@5", "cutoff is given twice"),
     ("nDCG(gains=[1, 2])@5", "gains must map labels"),
@@ -58,13 +67,40 @@ def test_parse(spec, cutoffs, gain):
 def test_parse_errors_say_what_and_how(spec, fragment):
     with pytest.raises(ValueError, match=fragment.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[").replace("]", r"\]")):
-        parse_measures(spec)
+        parse(spec)
 
 
 @pytest.mark.parametrize("bad", [10, None, ["nDCG@10", 3], b"ndcg"])
 def test_parse_type_errors(bad):
     with pytest.raises(TypeError, match="measure takes a measure name"):
-        parse_measures(bad)
+        parse(bad)
+
+
+@pytest.mark.parametrize("spec,columns", [
+    ("map", ["ap"]),
+    ("map_cut.5,100", ["ap@5", "ap@100"]),
+    ("recip_rank", ["rr"]),
+    ("P.5,10 recall_1000", ["p@5", "p@10", "r@1000"]),
+    ("success", ["success@1", "success@5", "success@10"]),
+    ("Rprec num_ret num_rel num_rel_ret", ["rprec", "num_ret", "num_rel", "num_rel_ret"]),
+    (["AP", "AP@100", "RR@10", "P@5", "R@1000", "Success@10"],
+     ["ap", "ap@100", "rr@10", "p@5", "r@1000", "success@10"]),
+    (["AP(rel=2)", "RR(rel=2)@10", "R(rel=2)@1000", "NumRelRet(rel=2)", "Judged@10"],
+     ["ap(rel=2)", "rr@10(rel=2)", "r@1000(rel=2)", "num_rel_ret(rel=2)", "judged@10"]),
+    (["ap@100(rel=2)", "p@5", "ndcg@10", "NumRet", "NumRel"],
+     ["ndcg@10", "ap@100(rel=2)", "p@5", "num_ret", "num_rel"]),
+    ("AP AP(rel=1) map", ["ap"]),  # one measure named three ways is one column
+])
+def test_parse_every_measure(spec, columns):
+    assert parse(spec).columns == columns
+
+
+def test_default_threshold_names_the_columns():
+    assert parse("map P.5 AP(rel=1) ndcg_cut.3", rel=2).columns == [
+        "ndcg@3", "ap(rel=2)", "p@5(rel=2)", "ap"]
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="rel must be a non-negative integer"):
+            parse("map", rel=bad)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +135,7 @@ def test_evaluate_measure_equals_k_and_gain(run_and_qrels, measure, k, gain):
 
 def test_measure_and_k_or_gain_conflict(run_and_qrels):
     run, qrels = run_and_qrels
-    with pytest.raises(ValueError, match="give the cutoffs once"):
+    with pytest.raises(ValueError, match="give the measures once"):
         fastndcg.evaluate(run, qrels=qrels, k=[5], measure="ndcg_cut.5")
     with pytest.raises(ValueError, match="means gain='linear', but gain='exp2'"):
         fastndcg.evaluate(run, qrels=qrels, measure="ndcg_cut.5", gain="exp2")
@@ -144,8 +180,9 @@ def test_command_line_measures(capsys, tmp_path, run_and_qrels):
     want = fastndcg.evaluate(str(run_path), qrels=str(qrels_path), preset="trec_eval",
                              k=[5, 10, None])
     assert {k: got[k] for k in want.mean} == want.mean
-    for args, fragment in [(["-m", "ndcg_cut.5", "-k", "5"], "-k or -m"),
-                           (["-m", "map"], "not an NDCG measure"),
+    for args, fragment in [(["-m", "ndcg_cut.5", "-k", "5"], "-k (NDCG cutoffs) or -m"),
+                           (["-m", "mapp"], "'mapp' is not a measure"),
+                           (["-m", "Judged@5", "-l", "-1"], "non-negative integer"),
                            (["-m", "nDCG@5", "--gain", "exp2"], "means gain='linear'")]:
         code = cli.main(["evaluate", str(run_path), "--qrels", str(qrels_path), *args])
         err = capsys.readouterr().err

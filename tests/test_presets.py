@@ -63,8 +63,11 @@ def qrels_path(name: str) -> Path:
 
 
 def test_real_data_present():
-    outputs = sorted(p.name for p in (REAL / "trec_eval_out").iterdir())
+    outputs = sorted(p.name for p in (REAL / "trec_eval_out").iterdir()
+                     if p.name.endswith((".q.txt", ".qc.txt")))
     assert outputs == sorted(f"{n}.{s}.txt" for n in RUN_QRELS for s in ("q", "qc"))
+    # trec_eval's other measures on the same runs (tests/test_trec_eval_measures.py)
+    assert all((REAL / "trec_eval_out" / f"{n}.measures.qc.txt.gz").exists() for n in RUN_QRELS)
     assert sorted(p.name for p in (REAL / "runs").iterdir()) == sorted(
         run_path(n).name for n in RUN_QRELS)
     assert sorted(p.name for p in (REAL / "qrels").iterdir()) == sorted(
