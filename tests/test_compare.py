@@ -342,7 +342,7 @@ def test_measure_names_the_cutoffs(log):
     # trec_eval's ndcg_cut means linear gain
     want = fastndcg.evaluate(log, score="score_b", k=[5, 10], gain="linear").mean["ndcg@10"]
     assert res.systems.to_pylist()[3]["mean"] == pytest.approx(want, rel=1e-12)
-    with pytest.raises(ValueError, match="give the cutoffs once"):
+    with pytest.raises(ValueError, match="give the measures once"):
         fastndcg.compare(log, ["score_a", "score_b"], k=5, measure="ndcg_cut.5", n_resamples=10)
 
 
