@@ -99,6 +99,16 @@ def parse_log_base(value) -> float:
     return float(value)
 
 
+def same_gain(a, b) -> bool:
+    """Whether two gain arguments ("exp2", "linear" or tables) mean the same gain."""
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    try:
+        return list(map(float, a)) == list(map(float, b))
+    except (TypeError, ValueError):
+        return False
+
+
 @dataclass(frozen=True)
 class Gain:
     mode: int

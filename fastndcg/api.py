@@ -328,7 +328,7 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     from . import measures as M
 
     parsed = M.parse(measure, rel)
-    if gain is not None and parsed.gain is not None and not _same_gain(gain, parsed.gain):
+    if gain is not None and parsed.gain is not None and not C.same_gain(gain, parsed.gain):
         raise ValueError(f"measure {measure!r} means gain={parsed.gain!r}, but gain={gain!r} "
                          f"was given; drop one of them")
     gain = parsed.gain if parsed.gain is not None else gain
@@ -361,15 +361,6 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     for j, m in enumerate(parsed.others):
         out[m.column(parsed.rel)] = np.ascontiguousarray(values[:, j])
     return out
-
-
-def _same_gain(a, b) -> bool:
-    if isinstance(a, str) or isinstance(b, str):
-        return a == b
-    try:
-        return list(map(float, a)) == list(map(float, b))
-    except (TypeError, ValueError):
-        return False
 
 
 # --------------------------------------------------------------------------- scikit-learn

@@ -81,7 +81,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
         parsed = M.parse(measure, default_rel)
         k, implied, others = parsed.ndcg, parsed.gain, parsed.others
         if implied is not None:
-            if gain is not None and not _same_gain(gain, implied):
+            if gain is not None and not C.same_gain(gain, implied):
                 raise ValueError(f"measure {measure!r} means gain={implied!r}, but gain={gain!r} "
                                  f"was given; drop one of them")
             gain = implied
@@ -245,15 +245,6 @@ def _gains(labels: np.ndarray, opts: "Options") -> np.ndarray:
     if opts.gain.mode == K.EXP2:
         return np.exp2(lab) - 1
     return lab
-
-
-def _same_gain(a, b) -> bool:
-    if isinstance(a, str) or isinstance(b, str):
-        return a == b
-    try:
-        return list(map(float, a)) == list(map(float, b))
-    except (TypeError, ValueError):
-        return False
 
 
 @dataclass

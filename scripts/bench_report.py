@@ -16,7 +16,7 @@ report then says that its targets are indicative only).
 
 What is rendered, all from the one JSON file:
 
-* the targets of issue 11 (and the other DESIGN.md targets the suite measures),
+* the targets of the kernel, logs and peers (and the other DESIGN.md targets the suite measures),
   each with its measured value, met / missed, and the benchmarks it comes from;
 * one table per pytest-benchmark group: every system's best and mean time,
   rows/s, and fastndcg's ratio to it -- a speed-up for a peer (another tool doing
@@ -257,7 +257,7 @@ def _seconds_target(t: Target, e: Entry | None, ceiling: float, value: float | N
 
 
 def compare_targets(entries: list[Entry]) -> list[Target]:
-    """The targets of issue 12 (comparing rankers)."""
+    """The targets of comparing rankers."""
     out = []
     for group, what, ceiling in (
             ("compare-2", "`fastndcg.compare`: two systems, 1,000,000 queries, NDCG@10, 10,000 "
@@ -275,7 +275,7 @@ def compare_targets(entries: list[Entry]) -> list[Target]:
 
 
 def issue_targets(entries: list[Entry]) -> list[Target]:
-    """The targets of issue 11, item 6."""
+    """The start-up and peer targets."""
     out = []
     out.append(_rate_target(Target("kernel, ~10 rows a query, k=[1,3,5,10]", "≥ 150M rows/s"),
                             find(entries, "kernel-10rows", role="fastndcg"), 150e6))
@@ -556,11 +556,11 @@ def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[st
           "benchmarks of this one run. Peers' answers were asserted equal to fastndcg's "
           "before they were timed.",
         "",
-        "## Targets (issue 11, benchmarks)",
+        "## Targets (kernel, logs, peers)",
         "",
     ]
     lines += target_table(issue_targets(entries))
-    lines += ["", "## Targets (issue 12, comparing rankers)", ""]
+    lines += ["", "## Targets (comparing rankers)", ""]
     lines += target_table(compare_targets(entries))
     lines += ["", "## Other DESIGN.md targets measured by the suite", ""]
     lines += target_table(design_targets(entries))
