@@ -1,9 +1,10 @@
-"""Where fastndcg's compiled kernels are cached.
+"""Where fastndcg's compiled kernels are cached, and under which key.
 
 Numba writes its on-disk cache next to the source file by default, which puts
-it inside site-packages. fastndcg registers a cache locator that serves only
-fastndcg's own functions (every other Numba user keeps Numba's behaviour) and
-points at a user cache directory:
+it inside site-packages, and it checks only the source file of the function it
+compiled: a change to a helper in another file would load stale machine code.
+fastndcg therefore keys its cache on everything the kernels are made of
+(:func:`kernel_key`) and keeps it in a user cache directory (:func:`cache_dir`):
 
 * ``FASTNDCG_CACHE_DIR`` -- the directory, if set;
 * else ``$NUMBA_CACHE_DIR/fastndcg`` if ``NUMBA_CACHE_DIR`` is set;
@@ -12,18 +13,27 @@ points at a user cache directory:
   ``%LOCALAPPDATA%\\fastndcg\\Cache`` (Windows);
 * if that directory cannot be written, ``<tempdir>/fastndcg-cache-<user>``.
 
-``FASTNDCG_CACHE=0`` (or ``false``/``no``/``off``) switches the disk cache off:
-kernels are then compiled in every new process.
+Compiled code lives in ``<cache_dir>/<kernel_key>/``. ``FASTNDCG_CACHE=0`` (or
+``false``/``no``/``off``) switches the disk cache off: kernels are then compiled in
+every new process. Nothing here imports Numba; :mod:`fastndcg._kernels._jit` does
+the Numba side (locking, loading, saving).
 """
 
 from __future__ import annotations
 
 import getpass
+import hashlib
 import os
 import sys
 import tempfile
+from functools import lru_cache
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+KERNELS_DIR = os.path.join(_PACKAGE_DIR, "_kernels")
+
+# a file in a keyed cache directory: "every process using this cache compiles for a
+# generic CPU of the architecture" (written by ``fastndcg warmup --portable``)
+PORTABLE_MARK = "PORTABLE"
 
 
 def cache_enabled() -> bool:
@@ -32,7 +42,8 @@ def cache_enabled() -> bool:
 
 
 def cache_dir() -> str:
-    """The directory fastndcg's compiled kernels are cached in."""
+    """The directory fastndcg's compiled kernels are cached in (its keyed
+    subdirectories hold the code; see :func:`kernel_cache_dir`)."""
     explicit = os.environ.get("FASTNDCG_CACHE_DIR")
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
@@ -48,7 +59,8 @@ def cache_dir() -> str:
     return os.path.join(base, "fastndcg")
 
 
-def _fallback_dir() -> str:
+def fallback_dir() -> str:
+    """Where the cache goes when :func:`cache_dir` cannot be written."""
     try:
         user = getpass.getuser()
     except Exception:  # no user name in some containers
@@ -56,39 +68,49 @@ def _fallback_dir() -> str:
     return os.path.join(tempfile.gettempdir(), f"fastndcg-cache-{user}")
 
 
-def _register_locator() -> None:
-    from numba.core import caching
+def _versions() -> str:
+    from importlib import metadata
 
-    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    out = [f"python={sys.version_info[0]}.{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"]
+    for dist in ("numba", "llvmlite", "numpy"):
+        try:
+            out.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:  # not installed: no kernel will compile
+            out.append(f"{dist}=none")
+    return ";".join(out)
 
-    class FastNDCGCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
-        """Serves fastndcg's own source files only, from :func:`cache_dir`."""
 
-        _root = cache_dir()
+@lru_cache(maxsize=1)
+def kernel_key() -> str:
+    """16 hex digits naming the kernels' exact make-up: a hash of every source file
+    of ``fastndcg/_kernels`` (names and bytes) and of this file, and the versions of
+    Python, Numba, llvmlite and NumPy. A change to any of them means a new cache
+    directory, so stale machine code can never be loaded."""
+    h = hashlib.sha256(_versions().encode())
+    files = sorted(f for f in os.listdir(KERNELS_DIR) if f.endswith(".py"))
+    for name in files:
+        with open(os.path.join(KERNELS_DIR, name), "rb") as f:
+            h.update(f"\0{name}\0".encode())
+            h.update(f.read())
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()[:16]
 
-        def __init__(self, py_func, py_file):
-            self._py_file = py_file
-            self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = os.path.join(self._root, self.get_suitable_cache_subpath(py_file))
 
-        def get_cache_path(self):
-            return self._cache_path
+def kernel_cache_dir(root: str | None = None) -> str:
+    """The keyed directory this installation's compiled kernels live in."""
+    return os.path.join(cache_dir() if root is None else root, kernel_key())
 
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            inside = os.path.dirname(os.path.abspath(py_file))
-            if inside != _PACKAGE_DIR and not inside.startswith(_PACKAGE_DIR + os.sep):
-                return None
-            locator = super().from_function(py_func, py_file)
-            if locator is None:  # not writable: never fall back to site-packages
-                cls._root = _fallback_dir()
-                locator = super().from_function(py_func, py_file)
-            return locator
 
-    if not any(c.__name__ == "FastNDCGCacheLocator" for c in impl._locator_classes):
-        impl._locator_classes.insert(0, FastNDCGCacheLocator)
+def portable_requested(root: str | None = None) -> bool:
+    """Whether kernels are compiled for a generic CPU: ``FASTNDCG_PORTABLE=1``, or a
+    cache warmed with ``fastndcg warmup --portable``."""
+    env = os.environ.get("FASTNDCG_PORTABLE", "").strip().lower()
+    if env in ("1", "true", "yes", "on"):
+        return True
+    if env in ("0", "false", "no", "off"):
+        return False
+    return os.path.exists(os.path.join(kernel_cache_dir(root), PORTABLE_MARK))
 
 
 CACHE = cache_enabled()
-if CACHE:
-    _register_locator()

@@ -151,30 +151,85 @@ def parse_gain(gain) -> Gain:
     return Gain(K.TABLE, table)
 
 
-# Each dtype reaching the kernels is one compiled specialisation (tens of seconds the
-# first time), so rarer dtypes are widened, exactly, to a few common ones. Scores keep
-# float32/float64/int32/int64/uint64 and labels int8/int32/int64/float32/float64.
-WIDEN_SCORES = {"b": np.int32, "i1": np.int32, "i2": np.int32, "u1": np.int32,
-                 "u2": np.int32, "u4": np.int64, "f2": np.float32}
+# Each dtype reaching the kernels is one compiled specialisation (tens of seconds
+# the first time), so inputs are converted at the boundary to two score types
+# (float32, float64) and two label types (int32, float64), exactly: scores keep
+# their order and ties, labels their gains. See the README's table.
+F32_EXACT = 2 ** 24  # integers up to this magnitude are exact in float32
+F64_EXACT = 2 ** 53
 
 
-WIDEN_LABELS = {"b": np.int8, "u1": np.int32, "i2": np.int32, "u2": np.int32,
-                 "u4": np.int64, "u8": np.float64, "f2": np.float32}
+def dense_ranks(values: np.ndarray) -> np.ndarray:
+    """Floats ordered and tied exactly like ``values`` (their ranks among the
+    distinct values): for integers beyond 2**53 and long doubles, which no float
+    type holds exactly."""
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        if nan.any():  # NaN stays NaN, for the NaN checks that follow
+            ranks = dense_ranks(values[~nan])
+            out = np.full(len(values), np.nan, ranks.dtype)
+            out[~nan] = ranks
+            return out
+    distinct, ranks = np.unique(values, return_inverse=True)
+    return ranks.astype(np.float32 if len(distinct) <= F32_EXACT else np.float64)
 
 
-def numeric(arr: np.ndarray, name: str, widen: dict | None = None) -> np.ndarray:
+def _int_range(arr: np.ndarray) -> tuple[int, int]:
+    return (int(arr.min()), int(arr.max())) if len(arr) else (0, 0)
+
+
+def kernel_scores(arr: np.ndarray) -> np.ndarray:
+    """Scores as float32 or float64, ranking exactly like ``arr``."""
+    kind, size = arr.dtype.kind, arr.dtype.itemsize
+    if kind == "f":
+        if size in (4, 8):
+            return arr
+        return arr.astype(np.float32) if size < 4 else dense_ranks(arr)
+    if kind == "b" or size <= 2:
+        return arr.astype(np.float32)
+    lo, hi = _int_range(arr)
+    if -F32_EXACT <= lo and hi <= F32_EXACT:
+        return arr.astype(np.float32)
+    if -F64_EXACT <= lo and hi <= F64_EXACT:
+        return arr.astype(np.float64)
+    return dense_ranks(arr)
+
+
+def kernel_labels(arr: np.ndarray) -> np.ndarray:
+    """Labels as int32 or float64 with the same gains (the kernels compute gains
+    in float64: an integer beyond int32 becomes the float64 it is used as)."""
+    kind, size = arr.dtype.kind, arr.dtype.itemsize
+    if kind == "f":
+        return arr if size == 8 else arr.astype(np.float64)
+    if kind == "b" or size <= 2 or arr.dtype == np.int32:
+        return arr.astype(np.int32)
+    lo, hi = _int_range(arr)
+    if np.iinfo(np.int32).min <= lo and hi <= np.iinfo(np.int32).max:
+        return arr.astype(np.int32)
+    return arr.astype(np.float64)
+
+
+def numeric(arr: np.ndarray, name: str, convert=None) -> np.ndarray:
+    """``arr`` checked to hold numbers, in native byte order, through ``convert``
+    (:func:`kernel_scores` or :func:`kernel_labels`) when given."""
     kind = arr.dtype.kind
     if kind not in "biuf":
         hint = " (missing values?)" if kind == "O" else ""
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}{hint}; convert it, "
                         f"e.g. numpy.asarray({name}, dtype=float)")
-    if arr.dtype.itemsize > 8:  # long double
-        arr = arr.astype(np.float64)
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
-    code = "b" if kind == "b" else f"{kind}{arr.dtype.itemsize}"
-    if widen and code in widen:
-        arr = arr.astype(widen[code])
+    return convert(arr) if convert is not None else arr
+
+
+def frozen(arr: np.ndarray) -> np.ndarray:
+    """A C-contiguous read-only view (a copy only if ``arr`` is strided): kernels
+    read their inputs as one array type, so writable, read-only and strided
+    inputs share one compiled variant."""
+    arr = np.ascontiguousarray(arr)
+    if arr.flags.writeable:
+        arr = arr.view()
+        arr.flags.writeable = False
     return arr
 
 
@@ -213,9 +268,10 @@ class LabelInfo:
 
 
 def scan(batch: Batch, check_scores: bool) -> tuple[np.ndarray, LabelInfo]:
-    scores = batch.scores if check_scores else batch.scores[:0]
+    # unchecked scores: an empty float64 array (one compiled variant whatever they are)
+    scores = batch.scores if check_scores else np.zeros(0, np.float64)
     n_chunks = max(1, min(64, len(batch.labels) // 65536))
-    first, lmin, lmax = K.scan_values(scores, batch.labels, n_chunks)
+    first, lmin, lmax = K.scan_values(frozen(scores), frozen(batch.labels), n_chunks)
     firsts = np.where(first < 0, np.iinfo(np.int64).max, first).min(axis=0)
     firsts[firsts == np.iinfo(np.int64).max] = -1
     lo, hi = float(lmin.min()), float(lmax.max())
@@ -241,7 +297,7 @@ def check_values(batch: Batch, gain: Gain, nan_scores: str, negative_labels: str
             raise ValueError(f"scores contain NaN (first in {batch.name(batch.query_of_row(row))}); "
                              f"pass nan_scores='last' to rank NaN below every score, or drop "
                              f"those rows")
-        batch.scores = nan_last_keys(batch.scores)
+        batch.scores = nan_last(batch.scores)
     row = firsts[K.SCAN_NEGATIVE]
     if row >= 0:
         if negative_labels == "error":
@@ -276,14 +332,16 @@ def check_values(batch: Batch, gain: Gain, nan_scores: str, negative_labels: str
     return info
 
 
-def nan_last_keys(scores: np.ndarray) -> np.ndarray:
-    """Integer keys ordered like ``scores`` with NaN below -inf (all NaN tied)."""
-    itype = np.int32 if scores.dtype.itemsize <= 4 else np.int64
-    values = scores.astype(np.float32 if itype is np.int32 else np.float64) + 0.0  # -0.0 -> 0.0
-    bits = values.view(itype)
-    keys = np.where(bits < 0, bits ^ np.iinfo(itype).max, bits)
-    keys[np.isnan(values)] = np.iinfo(itype).min
-    return keys
+def nan_last(scores: np.ndarray) -> np.ndarray:
+    """Scores (float32/float64) ordered like ``scores`` with NaN below -inf, all
+    NaN tied: NaN becomes -inf where no score is -inf, else every score becomes
+    its rank (NaN one below the lowest)."""
+    nan = np.isnan(scores)
+    if not np.isneginf(scores).any():
+        return np.where(nan, scores.dtype.type(-np.inf), scores)
+    ranks = dense_ranks(scores)
+    ranks[nan] = -1
+    return ranks
 
 
 def work_chunks(offsets: np.ndarray, ioffsets: np.ndarray) -> np.ndarray:
@@ -373,17 +431,22 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
                                         longest).max()))
         if plan.whole:
             kmax = longest
+    labels, ilabels = batch.labels, ideal.labels
+    if labels.dtype != ilabels.dtype:  # one label type for both: one compiled variant
+        labels, ilabels = labels.astype(np.float64), ilabels.astype(np.float64)
     out_dcg = np.zeros((n_q, len(unique)))
     out_idcg = np.zeros((n_q, len(unique)))
     out_m = np.zeros((n_q, plan.n_measures))
     if n_q:
         with KERNEL_LOCK:
-            K.score_batch(batch.offsets, batch.scores, batch.labels, plan.flags,
-                          ideal.offsets, ideal.labels, np.array(unique, np.int64),
-                          discounts(max(unique[-1], 1), log_base), gain.mode, gain.table,
-                          tmode, hist_order(gain, info), work_chunks(batch.offsets, ideal.offsets),
-                          want_dcg, want_idcg, np.int64(kmax), plan.codes, plan.cutoffs,
-                          plan.bits, np.int64(plan.n_bits), plan.n_rel, out_dcg, out_idcg, out_m)
+            F = frozen
+            K.score_batch(F(batch.offsets), F(batch.scores), F(labels), F(plan.flags),
+                          F(ideal.offsets), F(ilabels), F(np.array(unique, np.int64)),
+                          F(discounts(max(unique[-1], 1), log_base)), gain.mode, F(gain.table),
+                          tmode, F(hist_order(gain, info)),
+                          F(work_chunks(batch.offsets, ideal.offsets)), want_dcg, want_idcg,
+                          np.int64(kmax), F(plan.codes), F(plan.cutoffs), F(plan.bits),
+                          np.int64(plan.n_bits), F(plan.n_rel), out_dcg, out_idcg, out_m)
     return (out_dcg[:, columns] if want_dcg else None,
             out_idcg[:, columns] if want_idcg else None,
             out_m if plan.n_measures else None)

@@ -62,7 +62,7 @@ def _column(x, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}; for "
                          f"a dense (n_queries, n_items) matrix use fastndcg.ndcg_score, or pass "
                          f"{name}.ravel() with offsets")
-    return C.numeric(arr, name, C.WIDEN_LABELS if name == "labels" else C.WIDEN_SCORES)
+    return C.numeric(arr, name, C.kernel_labels if name == "labels" else C.kernel_scores)
 
 
 def _offsets(offsets, n_rows: int) -> np.ndarray:
@@ -438,7 +438,7 @@ def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore
                          f"and {y_score.shape}")
     n_rows, n_items = y_true.shape
     offsets = np.arange(0, n_rows * n_items + 1, n_items, dtype=np.int64)
-    labels = C.numeric(y_true, "y_true", C.WIDEN_LABELS)
+    labels = C.numeric(y_true, "y_true", C.kernel_labels)
     if ignore_ties:
         # scikit-learn ranks ties in the order of NumPy's argsort, reversed: reproduce it
         order = np.argsort(y_score)[:, ::-1]
@@ -446,7 +446,7 @@ def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore
         scores = np.zeros(labels.size)  # all tied: "stable" keeps this order
         tmode = K.STABLE
     else:
-        scores = np.ascontiguousarray(C.numeric(y_score, "y_score", C.WIDEN_SCORES)).ravel()
+        scores = np.ascontiguousarray(C.numeric(y_score, "y_score", C.kernel_scores)).ravel()
         tmode = K.AVERAGE
     batch = C.Batch(offsets, scores, np.ascontiguousarray(labels).ravel())
     _, info = C.scan(batch, check_scores=False)  # values were checked as scikit-learn does

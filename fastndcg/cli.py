@@ -194,6 +194,16 @@ def _parser() -> _Parser:
     demo.add_argument("--keep", metavar="FILE.parquet", help="keep the log here")
     demo.add_argument("--quiet", action="store_true")
 
+    warm = sub.add_parser("warmup", help="compile every kernel variant into the cache (for "
+                                         "images, CI caches and cluster workers)",
+                          description="Compile (or load) every kernel variant fastndcg can reach "
+                                      "into the compile cache, so no later process compiles.")
+    warm.add_argument("--portable", action="store_true",
+                      help="code for a generic CPU of this architecture, so one cache serves "
+                           "every machine; marks the cache so later processes use it, and "
+                           "measures the speed it costs against code for this CPU")
+    warm.add_argument("--quiet", action="store_true", help="no progress bar")
+
     synth = sub.add_parser("synth", help="write a seeded synthetic search log to Parquet")
     synth.add_argument("--queries", type=_positive, required=True)
     synth.add_argument("--out", required=True, metavar="FILE.parquet")
@@ -447,6 +457,16 @@ def _demo(args) -> int:
     return 0
 
 
+def _warmup(args) -> int:
+    from .warmup import speed_check, warmup
+
+    report = warmup(portable=args.portable, progress=not args.quiet)
+    print(report.describe())
+    if args.portable:
+        print(speed_check())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fastndcg`` command (``python -m fastndcg``)."""
     import pyarrow as pa
@@ -454,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         return {"evaluate": _evaluate, "compare": _compare, "demo": _demo,
-                "synth": _synth}[args.command](args)
+                "synth": _synth, "warmup": _warmup}[args.command](args)
     except _UsageError as err:
         print(f"{_PROG}: error: {err}", file=sys.stderr)
         return 2

@@ -321,8 +321,9 @@ except ImportError:  # pragma: no cover
 
 
 class WarmKernels(_WorkerPlugin):
-    """A Dask worker plugin that loads (or compiles, the first time) fastndcg's
-    kernels for the common dtypes when a worker starts, so no task pays for it.
+    """A Dask worker plugin that loads (or compiles, the first time) every variant
+    of fastndcg's kernels (:func:`fastndcg.warmup`) when a worker starts, so no task
+    pays for it.
 
     >>> from distributed import Client            # doctest: +SKIP
     >>> Client("tcp://scheduler:8786").register_plugin(WarmKernels())  # doctest: +SKIP
@@ -332,24 +333,15 @@ class WarmKernels(_WorkerPlugin):
     idempotent = True
 
     def setup(self, worker=None) -> None:
-        from ._cache import cache_dir
-        from .evaluate import evaluate
-        from .synth import synthetic_log
+        from ._cache import CACHE
+        from .warmup import warmup
 
-        # worker processes of one machine share the cache directory: warm one at a
-        # time, so the first compiles and writes the cache and the others load it
-        try:
-            import fcntl
-            os.makedirs(cache_dir(), exist_ok=True)
-            lock = open(os.path.join(cache_dir(), ".warm-lock"), "w")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except (ImportError, OSError):
-            lock = None
-        try:
-            evaluate(synthetic_log(3), k=[1, 10], per_query=False)
-        finally:
-            if lock is not None:
-                lock.close()
+        # every kernel variant, loaded from the cache (about a second) or compiled
+        # into it; worker processes sharing the cache wait for the one compiling a
+        # variant and load it (fastndcg warmup in the image avoids the compiling).
+        # Without a disk cache, tasks compile only what they use.
+        if CACHE:
+            warmup()
 
     def teardown(self, worker=None) -> None:
         pass

@@ -263,14 +263,14 @@ class Scorer:
 
     def score_chunk(self, chunk: Chunk) -> Scored:
         opts = self.opts
-        scores = numbers(chunk.table.column(opts.score), C.WIDEN_SCORES)
+        scores = numbers(chunk.table.column(opts.score), C.kernel_scores)
         if opts.score_precision == "float32" and scores.dtype != np.float32:
             scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
         ideal = info_override = judged_q = order = None
         lay = opts.layout
         flags = grades = None
         if self.qrels is None:
-            labels = raw = numbers(chunk.table.column(opts.label), C.WIDEN_LABELS)
+            labels = raw = numbers(chunk.table.column(opts.label), C.kernel_labels)
             if lay.n_bits:
                 flags = M.flags_of(lay, labels)  # the grades as given, before any policy
             if opts.ties == "trec":
@@ -368,7 +368,7 @@ class Scorer:
     def _weights(self, chunk: Chunk) -> np.ndarray:
         """Each query's weight: finite, >= 0 and the same on every row of the query."""
         name = self.opts.weight
-        w = np.asarray(numbers(chunk.table.column(name), {}), np.float64)
+        w = np.asarray(numbers(chunk.table.column(name), None), np.float64)
         starts = chunk.offsets[:-1]
         lo, hi = np.minimum.reduceat(w, starts), np.maximum.reduceat(w, starts)
         lo_, hi_ = lo.tolist(), hi.tolist()  # plain floats for messages

@@ -284,7 +284,7 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
         raise ValueError(f"the {src.describe} judge document {as_strings(docs)[row].as_py()!r} "
                          f"of query {chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries "
                          f"have such duplicates); keep one judgment per (query, document)")
-    labels = numbers(chunk.table.column(label), C.WIDEN_LABELS)
+    labels = numbers(chunk.table.column(label), C.kernel_labels)
     batch = NamedBatch(chunk.offsets, labels, labels, ids=Names(chunk.ids))
     try:
         info = C.check_values(batch, gain, "error", negative_labels, check_scores=False)

@@ -58,11 +58,10 @@ def base_batch(seed=0):
 # --------------------------------------------------------------------------- dtypes
 
 # Each score dtype and each label dtype appears at least once, in a pairing instead of
-# a cross product. fastndcg widens rare dtypes exactly to a few kernel dtypes (scores:
-# float32/float64/int32/int64/uint64, labels: int8/int32/int64/float32/float64), so these
-# pairs compile only six specialisations -- (f64, i64), (f32, i8), (i32, i32), (i64, i64),
-# (f64, f64) and (u64, f32) -- and all but the last are compiled by
-# tests/test_vs_reference.py anyway. The widening itself is part of what is tested.
+# a cross product. fastndcg converts every dtype exactly to two score types
+# (float32/float64) and two label types (int32/float64) before the kernels, so all
+# of these share four compiled specialisations (test_four_specialisations_at_most).
+# The conversion itself is part of what is tested.
 DTYPE_PAIRS = [
     (np.float64, np.int64),
     (np.float32, np.int8),
@@ -148,6 +147,83 @@ def readonly(*arrays):
         a.flags.writeable = False
         out.append(a)
     return out
+
+
+def test_integer_scores_beyond_float64_keep_their_order():
+    """Integers above 2**53 that float64 would merge (2**60 and 2**60 + 1) stay
+    distinct: the kernels see their ranks, never a rounded value."""
+    big = 2 ** 60
+    scores = np.array([big, big + 1, big + 1, big - 1, 5, big + 2], dtype=np.int64)
+    labels = np.array([1, 0, 3, 2, 1, 0])
+    offsets = np.array([0, 6])
+    assert float(big) == float(big + 1)  # what a float64 conversion would lose
+    ranks = scipy_stats().rankdata(scores, method="dense").astype(np.float64)
+    for ties in TIES:
+        close(fastndcg.ndcg(scores, labels, offsets, k=[1, 3, None], ties=ties),
+              ref_ndcg(ranks, labels, offsets, k=[1, 3, None], ties=ties))
+    unsigned = scores.astype(np.uint64) + np.uint64(2 ** 63)
+    close(fastndcg.ndcg(unsigned, labels, offsets, k=[1, 3, None]),
+          ref_ndcg(ranks, labels, offsets, k=[1, 3, None]))
+
+
+def test_nan_last_with_minus_infinity():
+    """NaN ranks below -inf (all NaN tied) also when -inf is present."""
+    scores = np.array([-np.inf, np.nan, 1.0, np.nan, -np.inf, 0.5])
+    labels = np.array([2, 3, 0, 1, 1, 2])
+    offsets = np.array([0, 6])
+    stand_in = np.array([-1.0, -2.0, 1.0, -2.0, -1.0, 0.5])  # the same order and ties
+    for ties in TIES:
+        close(fastndcg.ndcg(scores, labels, offsets, k=[1, 2, 4, None], ties=ties,
+                            nan_scores="last"),
+              ref_ndcg(stand_in, labels, offsets, k=[1, 2, 4, None], ties=ties))
+        close(fastndcg.ndcg(scores.astype(np.float32), labels, offsets, k=[2, None],
+                            ties=ties, nan_scores="last"),
+              ref_ndcg(stand_in, labels, offsets, k=[2, None], ties=ties))
+
+
+def test_labels_beyond_int32_have_the_same_gains():
+    labels = np.array([0, 2 ** 40, 3, 2 ** 33, 1], dtype=np.int64)
+    scores = np.array([0.1, 0.2, 0.9, 0.4, 0.4])
+    offsets = np.array([0, 5])
+    close(fastndcg.ndcg(scores, labels, offsets, k=[2, None], gain="linear"),
+          ref_ndcg(scores, labels.astype(np.float64), offsets, k=[2, None], gain="linear"))
+    close(fastndcg.ndcg(scores, labels.astype(np.uint64), offsets, k=[2, None], gain="linear"),
+          ref_ndcg(scores, labels.astype(np.float64), offsets, k=[2, None], gain="linear"))
+
+
+def test_four_specialisations_at_most():
+    """Every dtype pair, read-only, strided, big-endian and Arrow input reach the
+    main kernel as one of four types: read-only C-contiguous float32/float64 scores
+    with int32/float64 labels."""
+    from fastndcg._kernels import scan, score
+
+    rng = np.random.default_rng(3)
+    _, _, offsets = base_batch()
+    n = int(offsets[-1])
+    for s_type, l_type in DTYPE_PAIRS:
+        s, l = typed_scores(s_type, rng, n), typed_labels(l_type, rng, offsets)
+        fastndcg.ndcg(s, l, offsets, k=K)
+        ro_s, ro_l = s.copy(), l.copy()
+        ro_s.flags.writeable = ro_l.flags.writeable = False
+        fastndcg.ndcg(ro_s, ro_l, offsets, k=K)
+        fastndcg.ndcg(np.repeat(s, 2)[::2], np.repeat(l, 2)[::2], offsets, k=K)
+        fastndcg.ndcg(s.astype(s.dtype.newbyteorder(">")), l, offsets, k=K)
+        fastndcg.ndcg(pa.array(s), pa.array(l), offsets, k=K)
+    allowed_scores = {"float32", "float64"}
+    allowed_labels = {"int32", "float64"}
+    for dispatcher in (score.score_batch, scan.scan_values):
+        sigs = dispatcher.signatures
+        assert 1 <= len(sigs) <= 4, sigs
+        for sig in sigs:
+            scores_t, labels_t = (sig[1], sig[2]) if dispatcher is score.score_batch else sig[:2]
+            assert scores_t.layout == labels_t.layout == "C" and not scores_t.mutable, sig
+            assert not labels_t.mutable, sig
+            assert str(scores_t.dtype) in allowed_scores, sig
+            assert str(labels_t.dtype) in allowed_labels, sig
+
+
+def scipy_stats():
+    return pytest.importorskip("scipy.stats")
 
 
 def test_readonly_arrays():

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import kernel
 
-from .._cache import CACHE
+
 
 # --------------------------------------------------------------------------- id hashing
 # Spreading query ids over on-disk buckets (scattered-query detection, Dask
@@ -16,7 +16,7 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def _mix64(x):
     # splitmix64's finaliser: every input bit affects every output bit
     x = (x ^ (x >> np.uint64(30))) * _MIX1
@@ -24,13 +24,13 @@ def _mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def hash_int64(ids, out):
     for i in range(len(ids)):
         out[i] = _mix64(np.uint64(ids[i]))
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def hash_strings(data, offsets, out):
     # FNV-1a over the bytes, then mixed
     for i in range(len(offsets) - 1):

@@ -27,11 +27,11 @@ agree above those bits are then put in exact order by comparing the ids.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 from numba.extending import overload, register_jitable
 
-from .._cache import CACHE
 from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash
+from ._jit import kernel
 
 _ONE = np.uint64(1)
 _K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
@@ -156,7 +156,7 @@ def _before(v, off, lo, x, y, low, skip):
     return d < 0 or (d == 0 and (x & low) < (y & low))
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _exact_sort(v, off, lo, part, s, e, low, skip, scratch):
     """part[s:e] (packed keys of ids whose truncated keys agree) in exact order:
     insertion sorts of runs of 16, then bottom-up merges through ``scratch``."""
@@ -210,7 +210,7 @@ def _insertion(a, s, e):
         a[j + 1] = x
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _sort_keys(a, n, tmp, counts, stack):
     """a[:n] sorted in place (distinct uint64s): a most-significant-first spread
     sort, linear for keys spread over their range. A range of m keys is counted
@@ -302,7 +302,7 @@ def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
         out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
     """out_order[lo:hi] <- the rows lo..hi-1 in descending string order of their ids:
     one 64-bit key a row, sorted as integers (:func:`_sort_keys`), then
@@ -314,7 +314,7 @@ def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
         _finish(v, off, lo, hi, keys, low, skip, scratch, out_order)
 
 
-@njit(parallel=True, cache=CACHE, nogil=True)
+@kernel(parallel=True)
 def trec_keys(goff, ids, chunks, keys, skips):
     """For sorting outside the kernels (NumPy's vectorised sort of the rows of a 2-D
     array): keys[g, :n] <- the packed sort keys of group g's n rows, the rest of the
@@ -332,7 +332,7 @@ def trec_keys(goff, ids, chunks, keys, skips):
             row[hi - lo:] = _ALL
 
 
-@njit(parallel=True, cache=CACHE, nogil=True)
+@kernel(parallel=True)
 def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, skips,
               out_match, out_order, first_dup):
     """Per group g: each row's judgment and, with ``want_order``, trec_eval's order.
@@ -414,7 +414,7 @@ def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, 
                 _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _shift(size):
     """64 - log2(size) for a power of 2 size >= 2: a hash's top bits index the table."""
     bits = 1
@@ -423,7 +423,7 @@ def _shift(size):
     return np.uint64(64 - bits)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def index_ids(ids, n, table):
     """Hash index of ids 0..n-1 (all distinct): ``table`` (a power-of-2 length >= 2n,
     filled with -1) <- the position of each id at its slot."""
@@ -437,7 +437,7 @@ def index_ids(ids, n, table):
         table[h] = i
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def lookup_ids(table, indexed, ids, out):
     """out[i] <- the position in ``indexed`` (see :func:`index_ids`) of ``ids[i]``, or -1."""
     mask = np.uint64(len(table) - 1)

@@ -19,16 +19,16 @@ single ranks, for which every formula below is the plain one.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .._cache import CACHE
+
 from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R,
                     M_RPREC, M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC, STABLE, TABLE)
 from .codes import BY_GAIN
 from .rank import gain_value, top_k, top_values
+from ._jit import kernel
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def _record(acc, rank, ks, j, out, q):
     """Store ``acc`` for every cutoff equal to ``rank``; returns the next cutoff index."""
     while j < len(ks) and ks[j] == rank:
@@ -37,7 +37,7 @@ def _record(acc, rank, ks, j, out, q):
     return j
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
     """DCG at every cutoff in ``ks`` (sorted, unique) from the ranked summary: each
     rank of a tie group carries the group's mean gain ("average"; single ranks for
@@ -72,7 +72,7 @@ def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
         j += 1
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def _walk_ranks(q, m, ks, disc, rgain, out):
     """DCG at every cutoff from the gains by rank ``rgain[0:m]``."""
     j = np.int64(0)
@@ -90,7 +90,7 @@ def _walk_ranks(q, m, ks, disc, rgain, out):
         j += 1
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def idcg_one(q, lo, n, ks, disc, scores, labels, gmode, table, hist_order, counts,
              buf, stack, top_l, rgain, out):
     """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n (the ideal
@@ -160,7 +160,7 @@ def idcg_one(q, lo, n, ks, disc, scores, labels, gmode, table, hist_order, count
 # t: the ranks looked at (t <= m); b: the flag bit; groups are walked by their start rank.
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def count_top(t, b, tmode, gsize, gcnt):
     """Flagged items in the top t ranks: expected ("average"), or exact."""
     total = 0.0
@@ -179,7 +179,7 @@ def count_top(t, b, tmode, gsize, gcnt):
     return total
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _first_flagged(t, b, gsize, gcnt):
     """Start rank of the first group before rank t with a flagged member, or -1."""
     r = np.int64(0)
@@ -190,7 +190,7 @@ def _first_flagged(t, b, gsize, gcnt):
     return np.int64(-1)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def success(t, b, tmode, gsize, gcnt):
     """1 if a flagged item is in the top t (its probability, for "average")."""
     r = _first_flagged(t, b, gsize, gcnt)
@@ -211,7 +211,7 @@ def success(t, b, tmode, gsize, gcnt):
     return 1.0 - none
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def reciprocal_rank(t, b, tmode, gsize, gcnt):
     """1 / rank of the first flagged item when that rank is <= t, else 0 (for
     "average": its expectation; the first flagged member of a group of s with c
@@ -237,7 +237,7 @@ def reciprocal_rank(t, b, tmode, gsize, gcnt):
     return total
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def precision_sum(t, b, tmode, gsize, gcnt):
     """The sum of the precisions at the ranks <= t of flagged items (AP's numerator).
     For "average", a group at ranks a+1..a+s with c flagged members after C
@@ -273,7 +273,7 @@ def precision_sum(t, b, tmode, gsize, gcnt):
     return total
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def measure_value(code, k, b, tmode, m, n, n_rel, gsize, gcnt):
     """One binary measure of one query. ``k``: the cutoff (-1: the whole list);
     ``n_rel``: R, the relevant judged documents of the query at this threshold.

@@ -54,17 +54,17 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic, overload
 
-from .._cache import CACHE
 from .codes import AVERAGE, BY_GAIN, BY_KEY, BY_SCORE, EXP2, LINEAR, OPTIMISTIC, PESSIMISTIC, STABLE, TABLE
+from ._jit import kernel
 
 _SMALL = 16  # ranges this short are insertion-sorted
 STACK_SIZE = 256  # introsort stack: 2 ints per level, larger half deferred -> depth <= 64
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def gain_value(r, gmode, table):
     """Gain of label ``r``: 2**r - 1, r, or table[r]. For exp2, ``table`` holds
     2**i - 1 for i = 0, 1, ...: integer labels are looked up (exact), others use pow."""
@@ -79,7 +79,7 @@ def gain_value(r, gmode, table):
     return table[int(r)]
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _gain_key(r, gmode, table):
     """A value ordered like the gain: the label itself for the monotone gains."""
     if gmode == TABLE:
@@ -87,7 +87,7 @@ def _gain_key(r, gmode, table):
     return float(r)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _before(a, b, lo, by, scores, labels, tmode, gmode, table):
     """True when local item ``a`` ranks strictly before local item ``b``."""
     if by == BY_KEY:
@@ -110,7 +110,7 @@ def _before(a, b, lo, by, scores, labels, tmode, gmode, table):
     return a < b
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     for i in range(first + 1, last):
         x = buf[i]
@@ -121,7 +121,7 @@ def _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, tabl
         buf[j + 1] = x
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _sift_down(buf, first, root, size, lo, by, scores, labels, tmode, gmode, table):
     # max-heap on rank order: the parent ranks after (is worse than) its children
     while True:
@@ -138,7 +138,7 @@ def _sift_down(buf, first, root, size, lo, by, scores, labels, tmode, gmode, tab
         root = child
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _heap_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     size = last - first
     for root in range(size // 2 - 1, -1, -1):
@@ -148,7 +148,7 @@ def _heap_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
         _sift_down(buf, first, np.int64(0), end, lo, by, scores, labels, tmode, gmode, table)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _partition(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     """Median-of-three Lomuto partition of buf[first:last]; returns the pivot's slot."""
     mid = (first + last) // 2
@@ -169,7 +169,7 @@ def _partition(buf, first, last, lo, by, scores, labels, tmode, gmode, table):
     return store
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _depth_limit(n):
     limit = 2
     while n > 1:
@@ -178,7 +178,7 @@ def _depth_limit(n):
     return limit
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _sort(buf, n, stack, lo, by, scores, labels, tmode, gmode, table):
     """Introsort of buf[0:n] into rank order (quicksort, heapsort past a depth limit)."""
     if n <= _SMALL:
@@ -217,7 +217,7 @@ def _sort(buf, n, stack, lo, by, scores, labels, tmode, gmode, table):
         _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _select(buf, n, kth, lo, by, scores, labels, tmode, gmode, table):
     """Quickselect: afterwards buf[kth] holds the item of rank kth (0-based) among
     buf[0:n] and every item of buf[0:kth] ranks before it."""
@@ -239,7 +239,7 @@ def _select(buf, n, kth, lo, by, scores, labels, tmode, gmode, table):
     _insertion_sort(buf, first, last, lo, by, scores, labels, tmode, gmode, table)
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def top_k(buf, stack, lo, n, k, by, scores, labels, tmode, gmode, table):
     """Local indices (0..n-1) of the first min(k, n) items in rank order, sorted,
     in buf[0:min(k, n)]. ``buf`` needs min(n, 2k) slots (n when k >= n)."""
@@ -329,7 +329,7 @@ def _row_key_impl(vals, lo, i, top):
     return lambda vals, lo, i, top: vals[lo + i]
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def top_values(vals, lo, n, k, top):
     """The min(k, n) largest row keys (:func:`_row_key`) of vals[lo:lo+n], with
     multiplicity, sorted descending into top; returns that count, or -1 (caller
@@ -372,7 +372,7 @@ def top_values(vals, lo, n, k, top):
 
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def _add_flags(gcnt, r, flags, row, nb):
     """Count the flag bits of ``row`` into the group described at rank r."""
     f = flags[row] if nb > 0 else np.uint8(0)
@@ -380,7 +380,7 @@ def _add_flags(gcnt, r, flags, row, nb):
         gcnt[r, b] += (f >> b) & 1
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def _set_flags(gcnt, r, flags, row, nb):
     """The group at rank r is the single row ``row``: its flags."""
     f = flags[row] if nb > 0 else np.uint8(0)
@@ -388,7 +388,7 @@ def _set_flags(gcnt, r, flags, row, nb):
         gcnt[r, b] = (f >> b) & 1
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _groups_from_values(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, top,
                         gstart, gcount, gsize, ggain, gcnt):
     """The ranked summary (average or stable ties) from the sorted top-m score
@@ -439,7 +439,7 @@ def _groups_from_values(lo, n, m, scores, labels, flags, nb, tmode, gmode, table
                 gcount[g] += 1
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def _groups_from_buf(lo, n, m, scores, labels, flags, nb, tmode, gmode, table, buf,
                      gsize, ggain, gcnt, rgain):
     """The ranked summary from buf[0:m], the first m items (local indices) in rank order."""
@@ -636,7 +636,7 @@ def _groups_pairs_impl(lo, n, m, scores, labels, flags, nb, tmode, gmode, table,
 SMALL_M = 64  # lists cut to at most this many ranks take the value fast path
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@kernel(inline="always")
 def rank_one(lo, n, kmax, scores, labels, flags, nb, tmode, gmode, table, buf, stack,
              top, packed, gstart, gcount, keys32, gsize, ggain, gcnt, rgain):
     """Rank the query at rows lo:lo+n into the ranked summary (module docstring)

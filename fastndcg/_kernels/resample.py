@@ -25,9 +25,9 @@ right to within 2**-32 (relative error below 1e-6 for any group under 4e9 rows).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import prange, uint64
+from ._jit import kernel
 
-from .._cache import CACHE
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -38,14 +38,14 @@ _STREAM_BOOT = np.uint64(0x5B0075)
 _STREAM_FLIP = np.uint64(0xF119)
 
 
-@njit(inline="always")
+@kernel(inline="always")
 def _mix(z):
     z = (z ^ (z >> uint64(30))) * _M1
     z = (z ^ (z >> uint64(27))) * _M2
     return z ^ (z >> uint64(31))
 
 
-@njit(inline="always")
+@kernel(inline="always")
 def _key(seed, stream, group, r):
     """The offset of the stream of resample r of group g (three rounds of mixing so
     that neighbouring (seed, group, r) give unrelated streams)."""
@@ -54,7 +54,7 @@ def _key(seed, stream, group, r):
     return _mix(k + uint64(r) * GOLDEN)
 
 
-@njit(inline="always")
+@kernel(inline="always")
 def _below(u, n):
     """floor(u * n / 2**64) for n < 2**32: a uniform integer in [0, n) whose bias is
     at most n / 2**64 (exact 128-bit high product from 32-bit halves)."""
@@ -67,7 +67,7 @@ BLOCK_SHIFT = 11        # 2,048 rows (16 KB of one system's values) per block
 RESAMPLES_PER_JOB = 16  # resamples sharing one pass over the blocks
 
 
-@njit(inline="always")
+@kernel(inline="always")
 def _count_blocks(key, size, hist, q, buf):
     """Stage one of a resample: how many of its ``size`` draws fall in each block.
 
@@ -91,7 +91,7 @@ def _count_blocks(key, size, hist, q, buf):
         hist[q, _below(_mix(key + uint64(size) * GOLDEN), m) >> uint64(BLOCK_SHIFT)] += 1
 
 
-@njit(parallel=True, cache=CACHE, nogil=True)
+@kernel(parallel=True)
 def bootstrap_means(values, offsets, n_resamples, seed):
     """Means of bootstrap resamples of every group, all systems at once (paired).
 
@@ -190,7 +190,7 @@ def sign_table():
     return bits * 2.0 - 1.0
 
 
-@njit(parallel=True, cache=CACHE, nogil=True)
+@kernel(parallel=True)
 def signflip_means(diffs, offsets, n_resamples, seed, signs):
     """Means of randomly sign-flipped paired differences (the null distribution of
     the two-sided paired randomization test), every pair at once.
@@ -234,7 +234,7 @@ def signflip_means(diffs, offsets, n_resamples, seed, signs):
     return out
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def signflip_exact(diffs):
     """The means of the flipped differences under every one of the 2**n sign
     patterns (n = len(diffs) <= 30); pattern m keeps the sign of query i when bit i

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-
-from .._cache import CACHE
+from ._jit import kernel
 
 
-@njit(cache=CACHE, nogil=True)
+
+
+@kernel
 def run_starts_int64(ids):
     """Positions i > 0 with ids[i] != ids[i - 1], ascending.
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .._cache import CACHE
 
 from .codes import SCAN_BAD_LABEL, SCAN_FRACTION, SCAN_N, SCAN_NAN_SCORE, SCAN_NEGATIVE
+from ._jit import kernel
 
 
-@njit(parallel=True, cache=CACHE, nogil=True)
+@kernel(parallel=True)
 def scan_values(scores, labels, n_chunks):
     """One parallel pass over scores and labels (either may be empty, then skipped).
 

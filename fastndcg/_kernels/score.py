@@ -12,14 +12,14 @@ there is no allocation per query.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .._cache import CACHE
 from .measures import dcg_walk, idcg_one, measure_value
 from .rank import PAIR_MAX, SMALL_M, STACK_SIZE, rank_one
+from ._jit import kernel
 
 
-@njit(cache=CACHE, nogil=True)
+@kernel
 def _chunk_longest(offsets, ioffsets, q0, q1):
     longest = 1
     for q in range(q0, q1):
@@ -27,7 +27,7 @@ def _chunk_longest(offsets, ioffsets, q0, q1):
     return longest
 
 
-@njit(parallel=True, cache=CACHE, nogil=True)
+@kernel(parallel=True)
 def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmode, table,
                 tmode, hist_order, chunks, want_dcg, want_idcg, kmax, mcode, mk, mbit,
                 nb, n_rel, out_dcg, out_idcg, out_m):

@@ -1,0 +1,260 @@
+"""Compile every kernel variant fastndcg can reach into the disk cache, ahead of
+time: for Docker images, CI caches and cluster workers.
+
+The inputs reaching the kernels come in few types (scores float32/float64,
+labels int32/float64, ids as integers or strings), so "every variant" is a short
+list. Each step below runs a tiny job through the public entry points, so it
+compiles exactly what a real job of that kind compiles (and nothing is missed
+when a code path changes).
+
+>>> import fastndcg
+>>> report = fastndcg.warmup()  # doctest: +SKIP
+>>> report.steps  # doctest: +SKIP
+12
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, TextIO
+
+import numpy as np
+
+from . import _cache
+
+SCORE_TYPES = (np.float32, np.float64)
+LABEL_TYPES = (np.int32, np.float64)
+
+
+@dataclass
+class WarmupReport:
+    """What :func:`warmup` did: the steps run, the compiled variants it loaded or
+    compiled, wall and CPU seconds, where the cache is and whether it is portable."""
+    steps: int
+    compiled: int  # variants compiled now (the rest were loaded from the cache)
+    loaded: int
+    wall_s: float
+    cpu_s: float
+    cache_dir: str
+    portable: bool
+    names: list = field(default_factory=list)
+
+    def describe(self) -> str:
+        kind = "portable (generic CPU)" if self.portable else "for this CPU"
+        return (f"{self.compiled} kernel variants compiled, {self.loaded} loaded from the "
+                f"cache, in {self.wall_s:.1f} s ({self.cpu_s:.1f} s of CPU); code {kind} in "
+                f"{self.cache_dir}")
+
+
+def _batch(n_q: int, per: int, seed: int):
+    rng = np.random.default_rng(seed)
+    n = n_q * per
+    scores = np.round(rng.random(n), 1)
+    labels = rng.integers(0, 4, n)
+    return scores, labels, np.arange(0, n + 1, per)
+
+
+def _list_mode(score_type, label_type) -> Callable[[], None]:
+    from . import api
+    from .measures import REGISTRY
+
+    def run():
+        s, l, off = _batch(20, 30, 1)
+        every = [kind.name + ("@10" if kind.cutoff == "required" else "")
+                 for kind in REGISTRY.values() if not kind.judgments]
+        api.measure(s.astype(score_type), l.astype(label_type), off, measure=every)
+        api.ndcg(s.astype(score_type), l.astype(label_type), off, k=[1, 10, None],
+                 ties="optimistic")
+    return run
+
+
+def _tables(int_ids: bool):
+    import pyarrow as pa
+
+    s, l, off = _batch(6, 8, 2)
+    q = np.repeat(np.arange(6), 8)
+    d = np.tile(np.arange(8), 6) * 7 + q
+    qid = pa.array(q) if int_ids else pa.array([f"q{v}" for v in q])
+    did = pa.array(d) if int_ids else pa.array([f"d{v}" for v in d])
+    run = pa.table({"query_id": qid, "doc_id": did, "score": s})
+    qrels = pa.table({"query_id": qid, "doc_id": did, "label": l})
+    log = pa.table({"query_id": qid, "doc_id": did, "score": s, "score_b": s[::-1].copy(),
+                    "label": l})
+    return run, qrels, log
+
+
+def _qrels_mode(int_ids: bool) -> Callable[[], None]:
+    from .evaluate import evaluate
+
+    def run():
+        run_t, qrels_t, _ = _tables(int_ids)
+        for ties in ("trec", "average"):
+            evaluate(run_t, qrels=qrels_t, ties=ties, measure=["ndcg_cut_10", "map", "judged@10"],
+                     per_query=False)
+    return run
+
+
+def _log_mode(int_ids: bool) -> Callable[[], None]:
+    from ._arrow import id_hash, run_starts
+    from .evaluate import evaluate
+
+    def run():
+        _, _, log = _tables(int_ids)
+        evaluate(log, k=[10], per_query=False)
+        run_starts(log.column("query_id").combine_chunks())
+        id_hash(log.column("query_id").combine_chunks())
+    return run
+
+
+def _compare() -> Callable[[], None]:
+    from .compare import compare
+
+    def run():
+        _, _, log = _tables(True)
+        compare(log, ["score", "score_b"], k=10, n_resamples=200)  # exact sign-flip test
+        big = _tables(True)[2]
+        import pyarrow as pa
+        n = 40  # enough queries for the resampled sign-flip test
+        rep = pa.concat_tables([big.set_column(0, "query_id", pa.array(
+            np.asarray(big.column("query_id")) + 100 * i)) for i in range(n)])
+        compare(rep, ["score", "score_b"], k=10, n_resamples=200)
+    return run
+
+
+def _steps():
+    steps = [(f"list mode, scores {np.dtype(s).name}, labels {np.dtype(l).name}",
+              _list_mode(s, l)) for s in SCORE_TYPES for l in LABEL_TYPES]
+    for int_ids in (True, False):
+        kind = "integer ids" if int_ids else "string ids"
+        steps.append((f"qrels join, {kind}", _qrels_mode(int_ids)))
+        steps.append((f"search log, {kind}", _log_mode(int_ids)))
+    steps.append(("comparisons (bootstrap, sign-flip)", _compare()))
+    return steps
+
+
+def _dispatchers():
+    import importlib
+
+    from numba.core.dispatcher import Dispatcher
+
+    from . import _kernels
+
+    out = []
+    for name in ("rank", "measures", "score", "scan", "join", "hashing", "runs", "resample"):
+        module = importlib.import_module(f"{_kernels.__name__}.{name}")
+        out += [f for f in vars(module).values() if isinstance(f, Dispatcher)]
+    return out
+
+
+def _counts() -> tuple[int, int]:
+    misses = hits = 0
+    for d in _dispatchers():
+        misses += sum(d.stats.cache_misses.values())
+        hits += sum(d.stats.cache_hits.values())
+    return misses, hits
+
+
+def warmup(*, portable: bool = False, progress: bool = False,
+           stream: TextIO | None = None) -> WarmupReport:
+    """Compile (or load) every kernel variant fastndcg can reach, into the disk cache.
+
+    Parameters
+    ----------
+    portable : generate code for a generic CPU of this architecture, so one cache
+        serves every machine of a cluster (a little slower than code for this CPU:
+        see the README's figures). The cache directory is marked portable, and every
+        later process using it compiles and loads generic code. Must be decided
+        before Numba compiles anything in this process.
+    progress : draw a progress line on ``stream`` (default stderr).
+
+    Example
+    -------
+    >>> import fastndcg
+    >>> print(fastndcg.warmup().describe())  # doctest: +SKIP
+    0 kernel variants compiled, 31 loaded from the cache, in 0.9 s (0.9 s of CPU); ...
+    """
+    if not isinstance(portable, bool):
+        raise TypeError(f"portable must be True or False, got {portable!r}")
+    if not _cache.CACHE:
+        raise ValueError("the disk cache is off (FASTNDCG_CACHE=0), so warming it would "
+                         "compile for this process only; unset FASTNDCG_CACHE")
+    from ._kernels import _jit
+
+    if portable:
+        if not _jit.can_be_portable():
+            raise ValueError("portable code was asked for, but Numba already compiles for "
+                             "this CPU in this process; run the warm-up in a fresh process "
+                             "(the command line: fastndcg warmup --portable)")
+        _mark_portable()
+        if not _jit.portable_active():  # pragma: no cover  (checked just above)
+            raise ValueError("could not switch this process to portable code")
+    stream = sys.stderr if stream is None else stream
+    steps = _steps()
+    t0, c0 = time.perf_counter(), time.process_time()
+    m0, h0 = _counts()
+    for i, (what, run) in enumerate(steps):
+        if progress:
+            stream.write(f"\r[{'#' * (20 * i // len(steps)):<20}] {i}/{len(steps)} {what:<48}")
+            stream.flush()
+        run()
+    m1, h1 = _counts()
+    report = WarmupReport(len(steps), m1 - m0, h1 - h0, time.perf_counter() - t0,
+                          time.process_time() - c0, _jit.cache_path(), _jit.portable_active(),
+                          [w for w, _ in steps])
+    if progress:
+        stream.write(f"\r[{'#' * 20}] {len(steps)}/{len(steps)} {'done':<48}\n")
+        stream.flush()
+    return report
+
+
+def _mark_portable() -> None:
+    path = _cache.kernel_cache_dir()
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, _cache.PORTABLE_MARK), "w") as f:
+        f.write("Kernels in this directory are compiled for a generic CPU "
+                "(fastndcg warmup --portable).\n")
+
+
+_SPEED_CODE = """
+import json, time
+import numpy as np
+import fastndcg
+rng = np.random.default_rng(0)
+n_q, per = 100_000, 20
+s = np.round(rng.random(n_q * per), 2).astype(np.float32)
+l = rng.integers(0, 4, n_q * per).astype(np.int32)
+off = np.arange(0, n_q * per + 1, per)
+fastndcg.ndcg(s, l, off, k=[1, 10])
+times = []
+for _ in range(7):
+    t = time.perf_counter()
+    fastndcg.ndcg(s, l, off, k=[1, 10])
+    times.append(time.perf_counter() - t)
+from fastndcg._kernels import _jit
+print(json.dumps({"rows_s": n_q * per / sorted(times)[3], "portable": _jit.portable_active()}))
+"""
+
+
+def speed_check() -> str:
+    """The main kernel's speed with portable code and with code for this CPU, each
+    measured in a fresh process (the median of 7 rounds, 2M rows); code for this CPU
+    is compiled for the check if the cache lacks it."""
+    import json
+    import subprocess
+
+    out = {}
+    for label, flag in (("portable", "1"), ("this CPU", "0")):
+        env = dict(os.environ, FASTNDCG_PORTABLE=flag)
+        env.pop("NUMBA_CPU_NAME", None)
+        done = subprocess.run([sys.executable, "-c", _SPEED_CODE], env=env, text=True,
+                              capture_output=True)
+        if done.returncode != 0:
+            return f"speed check failed: {done.stderr.strip().splitlines()[-1:]}"
+        out[label] = json.loads(done.stdout.strip().splitlines()[-1])["rows_s"]
+    cost = 1 - out["portable"] / out["this CPU"]
+    return (f"speed: portable code {out['portable'] / 1e6:,.0f}M rows/s, code for this CPU "
+            f"{out['this CPU'] / 1e6:,.0f}M rows/s ({100 * cost:+.0f}% slower when portable; "
+            f"main kernel, 100k queries x 20 rows, median of 7)")

@@ -1,0 +1,118 @@
+"""``fastndcg warmup``: it reaches every kernel variant that real jobs reach.
+
+A fresh process runs the warm-up, notes every compiled signature of every
+kernel, then runs a varied set of jobs (every input dtype pair, read-only,
+strided and Arrow inputs, search logs and qrels with integer and string ids, trec
+ties, every measure, comparisons): none of them may need a signature the warm-up
+did not produce. The process shares the suite's compile cache, so it loads rather
+than compiles what earlier tests compiled."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import fastndcg
+from fastndcg import cli
+
+CHILD = r"""
+import json, sys
+import numpy as np
+import pyarrow as pa
+sys.path.insert(0, sys.argv[1])
+import fastndcg
+from fastndcg.warmup import _dispatchers
+import test_inputs as T
+
+def signatures():
+    return {f"{d.py_func.__module__}.{d.py_func.__name__}{s}" for d in _dispatchers()
+            for s in d.signatures}
+
+report = fastndcg.warmup()
+after_warmup = signatures()
+
+rng = np.random.default_rng(5)
+_, _, offsets = T.base_batch()
+n = int(offsets[-1])
+for s_type, l_type in T.DTYPE_PAIRS:
+    s, l = T.typed_scores(s_type, rng, n), T.typed_labels(l_type, rng, offsets)
+    fastndcg.ndcg(s, l, offsets, k=[1, 10, None], ties="pessimistic")
+    fastndcg.ndcg(pa.array(s), pa.array(l), offsets, k=5)
+    fastndcg.ndcg(np.repeat(s, 2)[::2], l, offsets, k=5, ties="stable")
+    fastndcg.measure(s, np.abs(l), offsets, measure=["ap", "rr@10", "p@5", "r@5", "success@1"])
+    fastndcg.idcg(np.abs(l), offsets, k=3)
+for nan_case in (np.array([np.nan, 1.0, -np.inf]), np.array([np.nan, 1.0, 2.0], np.float32)):
+    fastndcg.ndcg(nan_case, [1, 0, 2], [0, 3], nan_scores="last")
+q = np.repeat(np.arange(30), 10)
+d = np.tile(np.arange(10), 30)
+for ids in ("int", "str"):
+    qid = pa.array(q) if ids == "int" else pa.array([f"q{v}" for v in q])
+    did = pa.array(d) if ids == "int" else pa.array([f"doc{v}" for v in d])
+    sc = np.round(rng.random(len(q)), 1)
+    lab = rng.integers(0, 3, len(q))
+    log = pa.table({"query_id": qid, "doc_id": did, "score": sc, "score_b": sc[::-1].copy(),
+                    "label": lab})
+    qrels = pa.table({"query_id": qid, "doc_id": did, "label": lab.astype(np.int64)})
+    run = pa.table({"query_id": qid, "doc_id": did, "score": sc.astype(np.float32)})
+    fastndcg.evaluate(log, k=[1, 10])
+    fastndcg.evaluate(run, qrels=qrels, preset="trec_eval", measure=["ndcg_cut.10", "map", "P.5", "judged@10"])
+    fastndcg.evaluate(run, qrels=qrels, k=10, ties="average")
+    fastndcg.compare(log, ["score", "score_b"], k=10, n_resamples=300)
+
+new = sorted(signatures() - after_warmup)
+print("REPORT " + json.dumps({"new": new, "describe": report.describe(),
+                              "n": len(after_warmup)}))
+"""
+
+
+@pytest.mark.heavy
+def test_warmup_reaches_every_variant_jobs_use():
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fastndcg.__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", CHILD, tests_dir], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads([l for l in done.stdout.splitlines() if l.startswith("REPORT ")][-1][7:])
+    assert report["n"] > 20
+    assert report["new"] == [], report["new"]
+
+
+def test_warmup_command(capsys):
+    assert cli.main(["warmup", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel variants compiled" in out and "loaded from the cache" in out
+
+
+def test_warmup_function_reports():
+    stream = io.StringIO()
+    fastndcg.warmup()
+    report = fastndcg.warmup(progress=True, stream=stream)  # everything is in memory now
+    assert report.steps == len(report.names) >= 9
+    assert report.compiled == report.loaded == 0, report
+    assert report.cache_dir.startswith(fastndcg._cache.cache_dir())
+    assert "done" in stream.getvalue()
+
+
+def test_warmup_bad_arguments():
+    with pytest.raises(TypeError, match="portable must be True or False"):
+        fastndcg.warmup(portable="yes")
+
+
+def test_portable_refused_once_code_for_this_cpu_exists(monkeypatch, tmp_path):
+    fastndcg.ndcg([1.0, 0.5], [1, 0], [0, 2])  # this process now compiles for its CPU
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.setenv("FASTNDCG_CACHE_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match="fresh process"):
+        fastndcg.warmup(portable=True)
+
+
+def test_warmup_without_disk_cache(monkeypatch):
+    monkeypatch.setattr(fastndcg._cache, "CACHE", False)
+    with pytest.raises(ValueError, match="FASTNDCG_CACHE"):
+        fastndcg.warmup()
