@@ -290,8 +290,6 @@ def _evaluate(args) -> int:
     except RunidClash as err:
         raise _UsageError(_clash_message(err)) from None
     except OutputIsInput as err:
-        if len(runs) == 1:
-            raise
         raise _UsageError(str(err).replace("per_query ", "--per-query ", 1)) from None
     if len(runs) > 1:
         if args.format == "json":  # one object a run, a line each
@@ -332,10 +330,9 @@ def _named(item: str) -> tuple[str | None, str]:
 def _inputs(args) -> list[tuple[str | None, str]]:
     """evaluate's inputs as (runid or None, path): a log (one, a glob of its files
     kept whole), or with --qrels runs, every file a glob matches one (sorted).
-    Among several inputs, one that does not exist or a glob that matches nothing is
-    a usage error; a single input is left to evaluate to report, as it always was."""
+    Inputs and qrels that do not exist, and globs that match nothing, are usage
+    errors, found before anything is read."""
     out: list[tuple[str | None, str]] = []
-    single = len(args.source) == 1
     for item in args.source:
         name, path = _named(item) if args.qrels else (None, item)
         if "://" in path:  # a URL, read through fsspec (on Dask)
@@ -343,9 +340,6 @@ def _inputs(args) -> list[tuple[str | None, str]]:
             continue
         if _is_glob(path):
             matches = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
-            if not matches and single:
-                out.append((name, path))
-                continue
             if not matches:
                 raise _UsageError(f"no files match {path!r}; check the pattern (quoted or not, "
                                   f"it is expanded here)")
@@ -356,7 +350,7 @@ def _inputs(args) -> list[tuple[str | None, str]]:
                                   f"{path!r} matches; name one file (NAME=PATH), or drop NAME=")
             else:
                 out += [(name, m) for m in matches]
-        elif not os.path.exists(path) and not single:
+        elif not os.path.exists(path):
             raise _UsageError(f"{path!r} does not exist; check the path")
         else:
             out.append((name, path))
@@ -365,7 +359,7 @@ def _inputs(args) -> list[tuple[str | None, str]]:
                           f"or a quoted glob of its files), got {len(out)} inputs; give --qrels "
                           f"to evaluate them as runs, or quote the glob to read them as one log")
     q = args.qrels
-    if len(out) > 1 and "://" not in q and not os.path.exists(q) and not (
+    if q is not None and "://" not in q and not os.path.exists(q) and not (
             _is_glob(q) and glob.glob(q, recursive=True)):
         raise _UsageError(f"--qrels {q!r} does not exist; check the path")
     return out
