@@ -654,7 +654,7 @@ class Report:
 
 
 class Runs:
-    """What :func:`fastndcg.evaluate.evaluate_runs` found.
+    """What ``evaluate_runs`` (``from fastndcg.evaluate import evaluate_runs``) found.
 
     Attributes
     ----------
