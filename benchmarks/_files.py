@@ -8,7 +8,12 @@
   documents a query) and its Parquet qrels (query id, doc id, label; ~30% of the
   run's rows judged, plus judged documents the run does not retrieve), with
   int64 or string ids;
-* :func:`cached_run_qrels` -- the same pair, cached like :func:`cached_log`.
+* :func:`cached_run_qrels` -- the same pair, cached like :func:`cached_log`;
+* :func:`unpacked` -- a gzip file of ``tests/data/real`` (:data:`CORE18_RUN`, Anserini's
+  Core 2018 title + RM3 run, 50 queries x 1,000 documents, and :data:`CORE18_QRELS`)
+  as the plain text file trec_eval reads;
+* :func:`perturbed_runs` -- copies of a TREC run, each with its own run tag and its
+  scores moved by seeded noise: many distinct runs of one real shape.
 
 The fixtures in ``benchmarks/conftest.py`` put quick-size inputs in pytest's
 temporary folder and full-size ones (``FASTNDCG_BENCH_FULL=1``) in :func:`cache_dir`.
@@ -16,7 +21,9 @@ temporary folder and full-size ones (``FASTNDCG_BENCH_FULL=1``) in :func:`cache_
 
 from __future__ import annotations
 
+import gzip
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -26,7 +33,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from fastndcg.io import read_trec_run
 from fastndcg.synth import SCHEMA, write_synthetic_log
+
+REAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "real"
+CORE18_RUN = REAL / "runs" / "core18_title_rm3.run.gz"
+CORE18_QRELS = REAL / "qrels" / "qrels.core18.txt.gz"
 
 
 def say(text: str) -> None:
@@ -196,3 +208,46 @@ def cached_run_qrels(folder: str | os.PathLike, n_queries: int, kind: str = "int
     done.write_text("\n".join(map(str, out)) + "\n")
     say(f"  {out[2]:,} run rows, {out[3]:,} judgments in {time.perf_counter() - t0:.1f} s")
     return out
+
+
+def unpacked(path: Path, folder: str | os.PathLike) -> Path:
+    """The gzip file ``path`` decompressed into ``folder`` (its name without ``.gz``)."""
+    out = Path(folder) / Path(path).name.removesuffix(".gz")
+    with gzip.open(path, "rb") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def perturbed_runs(run: Path, folder: str | os.PathLike, n: int, seed: int = 0,
+                   noise: float = 0.05) -> list[Path]:
+    """``n`` copies of the TREC run ``run`` in ``folder`` (``run-000.txt``, ...), copy
+    i with run tag ``copy-i`` and each score moved by Gaussian noise of ``noise``
+    standard deviations of the run's scores (seeded), rounded to 6 decimals as the
+    original, documents re-ranked (rank field renumbered) by the new scores: runs of
+    the original's size and shape, distinct from each other."""
+    import pyarrow.csv as pacsv
+
+    table = read_trec_run(run)
+    ids, docs = table["query_id"].combine_chunks(), table["doc_id"].combine_chunks()
+    scores = table["score"].to_numpy()
+    n_rows = len(scores)
+    new = np.ones(n_rows, bool)
+    new[1:] = pc.not_equal(ids.slice(1), ids.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
+    query = np.cumsum(new) - 1  # queries are contiguous in a TREC run
+    first = np.flatnonzero(new)
+    rng = np.random.default_rng(seed)
+    spread = noise * float(np.std(scores))
+    width = len(str(n - 1))
+    paths = []
+    for i in range(n):
+        moved = np.round(scores + rng.normal(0.0, spread, n_rows), 6)
+        order = np.lexsort((-moved, query))
+        rank = np.arange(n_rows) - first[query[order]] + 1
+        out = pa.table({"qid": ids.take(order), "q0": pa.repeat(pa.scalar("Q0"), n_rows),
+                        "docno": docs.take(order), "rank": rank, "score": moved[order],
+                        "tag": pa.repeat(pa.scalar(f"copy-{i:0{width}d}"), n_rows)})
+        path = Path(folder) / f"run-{i:0{width}d}.txt"
+        pacsv.write_csv(out, path, write_options=pacsv.WriteOptions(
+            include_header=False, delimiter=" ", quoting_style="none"))
+        paths.append(path)
+    return paths

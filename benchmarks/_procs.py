@@ -9,7 +9,10 @@ compile cache (``FASTNDCG_CACHE_DIR`` and friends are inherited).
 * :func:`run_timed` -- run a command, (wall seconds, stdout), an error on failure;
 * :func:`run_json` -- run a command whose last stdout line is JSON, (wall, object);
 * :func:`run_peak_rss` -- the same with the command's peak resident memory;
-* :func:`check_json` -- the command line's ``--format json`` output checked.
+* :func:`check_json` -- the command line's ``--format json`` output checked;
+* :func:`trec_eval_build` -- ``tests/trec_eval_build.py``, which builds the real
+  trec_eval from the vendored source (the tests' ``trec_eval_bin`` uses it too);
+* :func:`trec_eval_means` -- the ``all`` lines of trec_eval's output, run by run.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 import fastndcg
 
 PACKAGE_ROOT = str(Path(fastndcg.__file__).resolve().parent.parent)
+REPO = Path(__file__).resolve().parent.parent  # this checkout (benchmarks/, tests/)
 
 
 def child_env(**extra: str) -> dict:
@@ -112,3 +116,35 @@ def check_json(stdout: str, n_rows: int, mean: dict | None = None, tol: float = 
         for name, value in mean.items():
             assert abs(out[name] - value) <= tol, (name, out[name], value)
     return out
+
+
+def trec_eval_build():
+    """The module ``tests/trec_eval_build.py`` (``build_trec_eval``, ``NoCompiler``,
+    ``BuildFailed``), imported from its file: ``tests/`` is not a package. The one
+    already imported by the tests is reused, so both see the same classes."""
+    module = sys.modules.get("trec_eval_build")
+    if module is None:
+        spec = importlib.util.spec_from_file_location(
+            "trec_eval_build", REPO / "tests" / "trec_eval_build.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["trec_eval_build"] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+def trec_eval_means(stdout: str) -> list[dict]:
+    """trec_eval's ``measure  all  value`` lines as one dict a run, in the order
+    printed (a run's block ends where a measure comes again): ``ndcg_cut_10`` ->
+    ``ndcg@10``, other names as printed."""
+    runs: list[dict] = []
+    for line in stdout.splitlines():
+        fields = line.split()
+        if len(fields) != 3 or fields[1] != "all":
+            continue
+        name = fields[0]
+        if name.startswith("ndcg_cut_"):
+            name = "ndcg@" + name.rsplit("_", 1)[1]
+        if not runs or name in runs[-1]:
+            runs.append({})
+        runs[-1][name] = float(fields[2])
+    return runs

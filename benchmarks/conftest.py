@@ -7,7 +7,10 @@ reused by later runs):
 * ``parquet_log(mean_docs)`` -- (path, rows, queries) of a synthetic Parquet log
   of ~``mean_docs`` rows a query (10 or 50; sizes in ``_data.shapes()``);
 * ``run_qrels(kind)`` -- (run path, qrels path, run rows, judgments) of a Parquet
-  run of ~100 documents a query and its qrels, ``kind`` "int64" or "string" ids.
+  run of ~100 documents a query and its qrels, ``kind`` "int64" or "string" ids;
+* ``trec_eval_binary`` -- the real trec_eval, built with ``make`` from a temporary
+  copy of ``tests/trec_eval`` (``tests/trec_eval_build.py``, as the tests build it);
+  skips, saying why, only when there is no C compiler (a failed build is an error).
 
 Benchmarks marked ``heavy`` are skipped at quick sizes and run at full sizes
 unless deselected (``-m "not heavy"``).
@@ -29,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import _data, _files
+from benchmarks import _data, _files, _procs
 
 
 def _load() -> list[float] | None:
@@ -64,6 +67,16 @@ def run_qrels(_input_dir):
     """``run_qrels(kind)`` -> (run, qrels, run rows, judgments), Parquet files."""
     queries = _data.shapes()["qrels_queries"]
     return functools.cache(lambda kind: _files.cached_run_qrels(_input_dir, queries, kind))
+
+
+@pytest.fixture(scope="session")
+def trec_eval_binary(tmp_path_factory) -> str:
+    """Path of trec_eval built from ``tests/trec_eval`` in a temporary folder."""
+    build = _procs.trec_eval_build()
+    try:
+        return str(build.build_trec_eval(tmp_path_factory.mktemp("trec_eval")))
+    except build.NoCompiler as err:
+        pytest.skip(str(err))
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,15 @@
 """Start-up: fresh processes, each timed from outside (wall clock, process start
 included) with ``benchmark.pedantic`` over a few rounds, after one warm-up round.
+Start-up times are noisy (a shared machine, the page cache): the report takes the
+median round of each, and every ratio is a ratio of medians (not the best round of
+one side against the best round of the other).
 
 Children import the same fastndcg as the suite and share its compile cache
 (``benchmarks/_procs.py``); the fixtures call the same work once in this process
 first, so the cache holds the kernels the children load ("warm cache"). Where a
-child prints its own ``time.perf_counter()`` timings as JSON, the fastest round's
-are recorded in ``extra_info`` (``import_s``, ``first_call_s``).
+child prints its own ``time.perf_counter()`` timings as JSON, their medians over
+the rounds are recorded in ``extra_info`` (``import_s``, ``first_call_s``; every
+round's under ``*_all``).
 
 Group ``startup``:
 
@@ -17,38 +21,53 @@ Group ``startup``:
 * heavy: the first result with an empty compile cache (a new ``FASTNDCG_CACHE_DIR``:
   everything the demo's dtypes need is compiled; one round).
 
-Group ``startup-trec``, on a real TREC run (Anserini's Core 2018 title + RM3
-run, 50 queries x 1,000 documents, and the Core 2018 qrels, from
-``shared/conformance/real``; skipped where the files are absent):
+Group ``startup-trec``, on a real TREC run: Anserini's Core 2018 title + RM3 run
+(50 queries x 1,000 documents) and the Core 2018 qrels, from the repository's
+``tests/data/real`` (decompressed into a temporary folder: trec_eval reads plain
+text; everyone reads the same files), and the real trec_eval, built from
+``tests/trec_eval`` by the ``trec_eval_binary`` fixture (skipped only without a C
+compiler). Case ``core18``, one run:
 
-* ``fastndcg evaluate RUN --qrels QRELS -k 5,10`` (defaults: exp2 gain, average ties);
-* ``fastndcg evaluate RUN --qrels QRELS --preset pytrec_eval -k 5,10 --format json``,
-  pytrec_eval's semantics, its means checked against pytrec_eval's to 1e-12;
-* ``trec_eval -m ndcg_cut.5,10 QRELS RUN`` where ``trec_eval`` is on PATH;
+* ``trec_eval -m ndcg_cut.5,10 QRELS RUN``;
+* ``fastndcg evaluate RUN --qrels QRELS --preset trec_eval -m ndcg_cut.5,10``, the
+  same measures under trec_eval's rules, its means checked first against
+  trec_eval's (4 printed decimals);
+* ``fastndcg evaluate RUN --qrels QRELS --preset pytrec_eval -m ndcg_cut.5,10 --format
+  json``, pytrec_eval's semantics, its means checked against pytrec_eval's to 1e-12;
 * pytrec_eval in a fresh process: import, ``parse_qrel``, ``parse_run``,
   ``RelevanceEvaluator({"ndcg_cut.5,10"}).evaluate``, the means;
-* the first ``fastndcg.evaluate(RUN, qrels=QRELS, k=[5, 10])`` call in a fresh
-  process, warm cache: ``first_call_s`` beyond ``import_s``.
+* the first ``fastndcg.evaluate(RUN, qrels=QRELS, preset="trec_eval",
+  measure="ndcg_cut.5,10")`` call in a fresh process, warm cache: ``first_call_s``
+  beyond ``import_s``.
+
+Case ``core18xN``, many runs (N = 100 at full size, 3 at quick size): N copies of the
+run with distinct run tags and seeded perturbed scores (``_files.perturbed_runs``):
+
+* one ``fastndcg evaluate 'DIR/run-*.txt' --qrels QRELS --preset trec_eval -m
+  ndcg_cut.5,10 --format json`` (the glob expanded by fastndcg);
+* ``bash -c 'for f in DIR/run-*.txt; do trec_eval -m ndcg_cut.5,10 QRELS "$f"; done'``;
+
+each run's means checked against trec_eval's (4 decimals) before either is timed.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
-from pathlib import Path
+import shlex
+import statistics
 
 import pytest
 
 import fastndcg
-from benchmarks import _data, _procs
+from benchmarks import _data, _files, _procs
 
 ROUNDS = 5
 SLOW_ROUNDS = 3
 K_LOG = [1, 3, 5, 10]
-REAL = Path(os.environ.get("FASTNDCG_REAL_TREC",
-                           Path(__file__).resolve().parents[2] / "shared" / "conformance" / "real"))
-TREC_RUN = REAL / "runs" / "core18_title_rm3.run"
-TREC_QRELS = REAL / "qrels" / "qrels.core18.txt"
+MEASURE = "ndcg_cut.5,10"
+N_RUNS = 3 if _data.is_quick() else 100  # runs of the many-runs case
+TREC_TOL = 5e-5 + 1e-12  # trec_eval prints 4 decimals
 
 IMPORT_CODE = """
 import json, time
@@ -89,7 +108,8 @@ import json, sys, time
 t0 = time.perf_counter()
 import fastndcg
 t1 = time.perf_counter()
-report = fastndcg.evaluate(sys.argv[1], qrels=sys.argv[2], k=[5, 10])
+report = fastndcg.evaluate(sys.argv[1], qrels=sys.argv[2], preset="trec_eval",
+                           measure="ndcg_cut.5,10")
 t2 = time.perf_counter()
 print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1, "n_rows": report.n_rows,
                   "mean": report.mean}))
@@ -127,14 +147,14 @@ def _time_child(benchmark, cmd, *, rounds=ROUNDS, env=None, warmup=True) -> list
     return out, outputs
 
 
-def _record_fastest(benchmark, outputs: list, *keys: str) -> None:
-    """The fastest round's own timings (``keys``), and every round's."""
+def _record_medians(benchmark, outputs: list, *keys: str) -> None:
+    """The median over the rounds of each of the child's own timings (``keys``), and
+    every round's (``KEY_all``)."""
     got = [o for o in outputs if o]
     if not got:
         return
-    best = min(got, key=lambda o: sum(o[k] for k in keys))
     for key in keys:
-        benchmark.extra_info[key] = best[key]
+        benchmark.extra_info[key] = statistics.median(o[key] for o in got)
         benchmark.extra_info[f"{key}_all"] = [o[key] for o in got]
 
 
@@ -144,7 +164,7 @@ def _record_fastest(benchmark, outputs: list, *keys: str) -> None:
 def test_import(benchmark):
     _, outputs = _time_child(benchmark, _procs.python_command(IMPORT_CODE))
     _data.describe(benchmark, 'python -c "import fastndcg"', "fastndcg", case="import")
-    _record_fastest(benchmark, outputs, "import_s")
+    _record_medians(benchmark, outputs, "import_s")
 
 
 @pytest.mark.benchmark(group="startup")
@@ -153,7 +173,7 @@ def test_first_result(benchmark):
     _, outputs = _time_child(benchmark, _procs.python_command(FIRST_RESULT_CODE))
     _data.describe(benchmark, "import + first small fastndcg.ndcg result (warm cache)",
                    "fastndcg", case="first-result")
-    _record_fastest(benchmark, outputs, "import_s", "first_call_s")
+    _record_medians(benchmark, outputs, "import_s", "first_call_s")
 
 
 @pytest.mark.heavy
@@ -165,7 +185,7 @@ def test_first_result_empty_cache(benchmark, tmp_path):
                              warmup=False)
     _data.describe(benchmark, "import + first fastndcg.evaluate, empty compile cache "
                               "(demo dtypes)", "fastndcg", case="cold")
-    _record_fastest(benchmark, outputs, "import_s", "first_call_s")
+    _record_medians(benchmark, outputs, "import_s", "first_call_s")
     benchmark.extra_info["cache_files"] = sum(len(f) for _, _, f in os.walk(tmp_path / "cache"))
 
 
@@ -193,30 +213,60 @@ def test_cli_evaluate_log(benchmark, cli_log):
 # --------------------------------------------------------------------------- startup-trec
 
 @pytest.fixture(scope="module")
-def trec_real():
-    """(run, qrels, run lines) of the Core 2018 run; fastndcg's kernels in the cache."""
-    if not (TREC_RUN.exists() and TREC_QRELS.exists()):
-        pytest.skip(f"the real TREC files are not here ({TREC_RUN}, {TREC_QRELS}); "
-                    f"set FASTNDCG_REAL_TREC to the folder holding runs/ and qrels/")
-    with open(TREC_RUN, "rb") as f:
+def trec_real(tmp_path_factory):
+    """(run, qrels, run lines) of the Core 2018 run, as plain text in a temporary
+    folder; fastndcg's kernels for the cases below in the cache."""
+    folder = tmp_path_factory.mktemp("core18")
+    run = _files.unpacked(_files.CORE18_RUN, folder)
+    qrels = _files.unpacked(_files.CORE18_QRELS, folder)
+    with open(run, "rb") as f:
         n_rows = sum(1 for line in f if line.strip())
-    for options in ({}, {"preset": "pytrec_eval"}):
-        fastndcg.evaluate(str(TREC_RUN), qrels=str(TREC_QRELS), k=[5, 10], **options)
-    return str(TREC_RUN), str(TREC_QRELS), n_rows
+    for preset in ("trec_eval", "pytrec_eval"):
+        fastndcg.evaluate(str(run), qrels=str(qrels), preset=preset, measure=MEASURE)
+    return str(run), str(qrels), n_rows
 
 
-def _trec_case(benchmark, system: str, role: str, n_rows: int, **info) -> None:
-    _data.describe(benchmark, system, role, case="core18", **info)
+def _trec_case(benchmark, system: str, role: str, n_rows: int, case: str = "core18",
+               **info) -> None:
+    _data.describe(benchmark, system, role, case=case, **info)
     _data.record_rows_per_s(benchmark, n_rows)
 
 
+@pytest.fixture(scope="module")
+def trec_eval_means(trec_real, trec_eval_binary) -> dict:
+    """trec_eval's means on the Core 2018 run (4 decimals)."""
+    run, qrels, _ = trec_real
+    _, out = _procs.run_timed([trec_eval_binary, "-m", MEASURE, qrels, run])
+    (means,) = _procs.trec_eval_means(out)
+    return means
+
+
+def _check_against_trec_eval(got: dict, theirs: dict, what: str) -> None:
+    assert set(theirs) == {"ndcg@5", "ndcg@10"}, theirs
+    for name, value in theirs.items():
+        assert abs(got[name] - value) <= TREC_TOL, (what, name, got[name], value)
+
+
 @pytest.mark.benchmark(group="startup-trec")
-def test_cli_trec(benchmark, trec_real):
+def test_trec_eval_binary(benchmark, trec_real, trec_eval_binary, trec_eval_means):
+    run, qrels, n_rows = trec_real
+    out, _ = _time_child(benchmark, [trec_eval_binary, "-m", MEASURE, qrels, run])
+    assert _procs.trec_eval_means(out) == [trec_eval_means]
+    _trec_case(benchmark, f"trec_eval -m {MEASURE} QRELS RUN", "peer", n_rows,
+               trec_eval="built from tests/trec_eval (10.0-rc3)")
+
+
+@pytest.mark.benchmark(group="startup-trec")
+def test_cli_trec(benchmark, trec_real, trec_eval_means):
     run, qrels, n_rows = trec_real
     cli, name = _procs.cli_command()
-    _time_child(benchmark, [*cli, "evaluate", run, "--qrels", qrels, "-k", "5,10"])
-    _trec_case(benchmark, f"{name} evaluate RUN --qrels QRELS -k 5,10", "fastndcg", n_rows,
-               semantics="fastndcg defaults: exp2 gain, average ties")
+    cmd = [*cli, "evaluate", run, "--qrels", qrels, "--preset", "trec_eval", "-m", MEASURE]
+    _, out = _procs.run_timed([*cmd, "--format", "json"])
+    _check_against_trec_eval(_procs.check_json(out, n_rows), trec_eval_means, "fastndcg")
+    _time_child(benchmark, cmd)
+    _trec_case(benchmark, f"{name} evaluate RUN --qrels QRELS --preset trec_eval -m {MEASURE}",
+               "fastndcg", n_rows, semantics="trec_eval's (linear gain, trec ties)",
+               checked_against_trec_eval=True)
 
 
 @pytest.fixture(scope="module")
@@ -236,51 +286,86 @@ def test_cli_trec_preset(benchmark, trec_real, pytrec_means):
     run, qrels, n_rows = trec_real
     cli, name = _procs.cli_command()
     out, _ = _time_child(benchmark, [*cli, "evaluate", run, "--qrels", qrels, "--preset",
-                                     "pytrec_eval", "-k", "5,10", "--format", "json"])
+                                     "pytrec_eval", "-m", MEASURE, "--format", "json"])
     got = _procs.check_json(out, n_rows)
     if pytrec_means is not None:
         for name_k, value in pytrec_means.items():
             assert abs(got[name_k] - value) <= 1e-12, (name_k, got[name_k], value)
-    _trec_case(benchmark, f"{name} evaluate RUN --qrels QRELS --preset pytrec_eval -k 5,10 "
-                          f"--format json", "fastndcg", n_rows,
+    _trec_case(benchmark, f"{name} evaluate RUN --qrels QRELS --preset pytrec_eval -m "
+                          f"{MEASURE} --format json", "fastndcg", n_rows,
                semantics="pytrec_eval's (linear gain, trec ties, float32 scores)",
                checked_against_pytrec_eval=pytrec_means is not None)
 
 
 @pytest.mark.benchmark(group="startup-trec")
-def test_trec_eval_binary(benchmark, trec_real, pytrec_means):
-    binary = shutil.which("trec_eval")
-    if binary is None:
-        pytest.skip("trec_eval is not on PATH")
-    run, qrels, n_rows = trec_real
-    out, _ = _time_child(benchmark, [binary, "-m", "ndcg_cut.5,10", qrels, run])
-    lines = [line.split() for line in out.splitlines() if line.strip()]
-    means = {f"ndcg@{f[0].rsplit('_', 1)[1]}": float(f[2]) for f in lines if f[1] == "all"}
-    if pytrec_means is not None:  # trec_eval prints 4 decimals
-        for key, value in pytrec_means.items():
-            assert abs(means[key] - value) <= 6e-5, (key, means[key], value)
-    _trec_case(benchmark, "trec_eval -m ndcg_cut.5,10 QRELS RUN", "peer", n_rows)
-
-
-@pytest.mark.benchmark(group="startup-trec")
-def test_pytrec_eval_process(benchmark, trec_real, pytrec_means):
+def test_pytrec_eval_process(benchmark, trec_real, pytrec_means, trec_eval_means):
     pytest.importorskip("pytrec_eval")
     run, qrels, n_rows = trec_real
+    _check_against_trec_eval(pytrec_means, trec_eval_means, "pytrec_eval")
     _, outputs = _time_child(benchmark, _procs.python_command(PYTREC_CODE) + [run, qrels])
     assert all(o["mean"] == pytrec_means for o in outputs)
     _trec_case(benchmark, "pytrec_eval in a fresh process (import, parse, evaluate)", "peer",
                n_rows)
-    _record_fastest(benchmark, outputs, "seconds")
+    _record_medians(benchmark, outputs, "seconds")
 
 
 @pytest.mark.benchmark(group="startup-trec")
 def test_first_evaluate(benchmark, trec_real):
     run, qrels, n_rows = trec_real
-    expected = fastndcg.evaluate(run, qrels=qrels, k=[5, 10]).mean
+    expected = fastndcg.evaluate(run, qrels=qrels, preset="trec_eval", measure=MEASURE).mean
     _, outputs = _time_child(benchmark, _procs.python_command(FIRST_EVALUATE_CODE) + [run, qrels])
     for o in outputs:
         assert o["n_rows"] == n_rows and o["mean"] == pytest.approx(expected, abs=1e-12)
     _data.describe(benchmark, "import fastndcg, then the first fastndcg.evaluate(RUN, "
-                              "qrels=QRELS) (warm cache)", "fastndcg", case="first-evaluate")
-    _record_fastest(benchmark, outputs, "import_s", "first_call_s")
+                              "qrels=QRELS, preset='trec_eval', measure='ndcg_cut.5,10') "
+                              "(warm cache)", "fastndcg", case="first-evaluate")
+    _record_medians(benchmark, outputs, "import_s", "first_call_s")
     _data.record_rows_per_s(benchmark, n_rows)
+
+
+# --------------------------------------------------------------------------- many runs
+
+@pytest.fixture(scope="module")
+def many_runs(trec_real, trec_eval_binary, tmp_path_factory):
+    """(glob of the N runs, qrels, rows in all, fastndcg command, trec_eval loop): the
+    answers of both checked, run by run, before anything is timed."""
+    run, qrels, n_rows = trec_real
+    folder = tmp_path_factory.mktemp(f"core18x{N_RUNS}")
+    paths = _files.perturbed_runs(run, folder, N_RUNS, seed=0)
+    pattern = str(folder / "run-*.txt")
+    cli, name = _procs.cli_command()
+    fast = [*cli, "evaluate", pattern, "--qrels", qrels, "--preset", "trec_eval", "-m", MEASURE,
+            "--format", "json"]
+    loop = ["bash", "-c", f"for f in {shlex.quote(str(folder))}/run-*.txt; do "
+                          f"{shlex.quote(trec_eval_binary)} -m {MEASURE} {shlex.quote(qrels)} "
+                          f'"$f"; done']
+    _, out = _procs.run_timed(fast)
+    ours = [json.loads(line) for line in out.splitlines()]
+    _, out = _procs.run_timed(loop)
+    theirs = _procs.trec_eval_means(out)
+    assert len(ours) == len(theirs) == len(paths) == N_RUNS
+    assert [o["runid"] for o in ours] == [f"copy-{i:0{len(str(N_RUNS - 1))}d}"
+                                          for i in range(N_RUNS)]
+    for o, t in zip(ours, theirs):
+        assert o["n_rows"] == n_rows
+        _check_against_trec_eval(o, t, o["runid"])
+    assert len({o["ndcg@10"] for o in ours}) > 1  # the copies are distinct runs
+    return pattern, N_RUNS * n_rows, (fast, name), loop
+
+
+@pytest.mark.benchmark(group="startup-trec")
+def test_cli_many_runs(benchmark, many_runs):
+    pattern, n_rows, (cmd, name), _ = many_runs
+    _time_child(benchmark, cmd, rounds=SLOW_ROUNDS, warmup=False)
+    _trec_case(benchmark, f"{name} evaluate 'DIR/run-*.txt' --qrels QRELS --preset trec_eval "
+                          f"-m {MEASURE} --format json ({N_RUNS} runs, one process)", "fastndcg",
+               n_rows, case=f"core18x{N_RUNS}", runs=N_RUNS, checked_against_trec_eval=True)
+
+
+@pytest.mark.benchmark(group="startup-trec")
+def test_trec_eval_many_runs(benchmark, many_runs):
+    _, n_rows, _, loop = many_runs
+    _time_child(benchmark, loop, rounds=SLOW_ROUNDS, warmup=False)
+    _trec_case(benchmark, f"bash -c 'for f in DIR/run-*.txt; do trec_eval -m {MEASURE} QRELS "
+                          f"\"$f\"; done' ({N_RUNS} processes)", "peer", n_rows,
+               case=f"core18x{N_RUNS}", runs=N_RUNS)

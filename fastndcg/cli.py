@@ -8,6 +8,7 @@ when it is a terminal, and never with ``--quiet``.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -125,12 +126,30 @@ def _parser() -> _Parser:
     sub.required = True
 
     ev = sub.add_parser("evaluate", help="NDCG@k (and any other measure) of a Parquet log, or "
-                                         "of a TREC run with --qrels",
+                                         "of TREC runs with --qrels",
                         description="NDCG@k, AP, RR, P@k, R@k and the other measures of every "
                                     "query of a search log (Parquet file, directory or glob) "
-                                    "or of a run (TREC or Parquet) with --qrels.")
-    ev.add_argument("source", help="Parquet file, directory or glob; with --qrels also a TREC run")
+                                    "or, with --qrels, of one or many runs (TREC or Parquet). "
+                                    "Several runs are evaluated in one process, the qrels read "
+                                    "once, and printed one row per run with its runid (the run "
+                                    "tag of a TREC run file when all its lines have one, else "
+                                    "the file name; --runid file for file names; NAME=PATH "
+                                    "names a run). --format json prints one object a run, a "
+                                    "line each; --per-query writes every run's queries to one "
+                                    "file or directory, runid first. One input prints what it "
+                                    "always did, without runid.",
+                        epilog="examples: fastndcg evaluate 'runs/*.run' --qrels qrels.txt "
+                               "--preset trec_eval -m ndcg_cut.10 -m map   |   fastndcg "
+                               "evaluate bm25=a.run rm3=b.run --qrels qrels.txt --format json")
+    ev.add_argument("source", nargs="+",
+                    help="Parquet file, directory or glob (one log); with --qrels one or more "
+                         "runs (TREC or Parquet): each file a glob matches is a run (globs are "
+                         "expanded here too, sorted, so quoting them works), NAME=PATH names one")
     ev.add_argument("--qrels", help="judgments: TREC qrels file (qid iter docno rel) or Parquet")
+    ev.add_argument("--runid", choices=["tag", "file"], default="tag",
+                    help="how several runs are named: tag (default; the run tag of a TREC run "
+                         "file when all its lines have one, else the file name) or file (the "
+                         "file name); two runs with one runid are an error")
     ev.add_argument("-k", type=_cutoffs, default=_K_UNSET,
                     help="cutoffs, comma-separated, or 'all' (default 1,3,5,10)")
     _add_semantics(ev)
@@ -234,19 +253,20 @@ def _k(args):
 
 
 def _evaluate(args) -> int:
-    from .evaluate import check_options, evaluate
+    from .evaluate import RunidClash, check_options, evaluate, evaluate_runs
+    from .report import OutputIsInput
 
+    options = dict(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
+                   score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
+                   ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
+                   nan_scores=args.nan_scores, negative_labels=args.negative_labels,
+                   complete=args.complete, score_precision=args.score_precision,
+                   preset=args.preset, measure=args.measure, weight=args.weight_col,
+                   explain=_explain(args), rel=args.rel)
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         if args.k is not _K_UNSET and args.measure:
             raise ValueError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
-        check_options(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
-                      score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
-                      ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
-                      nan_scores=args.nan_scores, negative_labels=args.negative_labels,
-                      complete=args.complete, batch_rows=1 << 20,
-                      score_precision=args.score_precision, preset=args.preset,
-                      measure=args.measure, weight=args.weight_col,
-                      explain=_explain(args), rel=args.rel)
+        check_options(batch_rows=1 << 20, **options)
     except (ValueError, TypeError) as err:
         message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
         raise _UsageError(message) from None
@@ -263,27 +283,102 @@ def _evaluate(args) -> int:
         if ext not in ("", ".parquet", ".pq", ".csv") or (distributed and ext == ".csv"):
             what = "a directory" if distributed else "a .parquet or .csv file, or a directory"
             raise _UsageError(f"--per-query must name {what}, got {args.per_query!r}")
-    options = dict(qrels=args.qrels, query=args.query_col, doc=args.doc_col,
-                   score=args.score_col, label=args.label_col, k=_k(args), gain=args.gain,
-                   ties=args.ties, log_base=args.log_base, zero_idcg=args.zero_idcg,
-                   nan_scores=args.nan_scores, negative_labels=args.negative_labels,
-                   complete=args.complete, per_query=args.per_query or False,
-                   score_precision=args.score_precision, preset=args.preset,
-                   measure=args.measure, weight=args.weight_col,
-                   explain=_explain(args), rel=args.rel)
-    if distributed:
-        report = _evaluate_on_dask(args, options)
+    runs = _inputs(args)
+    if distributed and len(runs) > 1:
+        raise _UsageError(f"--scheduler and --workers evaluate one log or run, got {len(runs)} "
+                          f"runs; drop them to evaluate the runs here, one after another")
+    per_query = args.per_query or False
+    try:
+        if len(runs) > 1:
+            result = evaluate_runs(runs, runid=args.runid, per_query=per_query,
+                                   progress=_show_progress(args), **options)
+        elif distributed:
+            report = _evaluate_on_dask(args, runs[0][1], {**options, "per_query": per_query})
+        else:
+            report = evaluate(runs[0][1], per_query=per_query, progress=_show_progress(args),
+                              **options)
+    except RunidClash as err:
+        raise _UsageError(_clash_message(err)) from None
+    except OutputIsInput as err:
+        raise _UsageError(str(err).replace("per_query ", "--per-query ", 1)) from None
+    if len(runs) > 1:
+        if args.format == "json":  # one object a run, a line each
+            for item in result.to_dicts():
+                print(_json(item))
+        else:
+            print(f"{len(runs)} runs  (qrels {args.qrels})")
+            print(result.format_table())
+    elif args.format == "json":
+        print(_json(report.to_dict()))
     else:
-        report = evaluate(args.source, progress=_show_progress(args), **options)
-    if args.format == "json":
-        print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
-                          for k, v in report.to_dict().items()}))
-    else:
-        print(f"{args.source}" + (f"  (qrels {args.qrels})" if args.qrels else ""))
+        print(f"{runs[0][1]}" + (f"  (qrels {args.qrels})" if args.qrels else ""))
         print(report.format_table())
-        if args.per_query:
-            print(f"per-query results: {args.per_query}")
+    if args.per_query and args.format != "json":
+        print(f"per-query results: {args.per_query}")
     return 0
+
+
+def _json(obj: dict) -> str:
+    """One line of strict JSON (NaN means are null)."""
+    return json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
+                       for k, v in obj.items()})
+
+
+def _is_glob(path: str) -> bool:
+    return any(ch in path for ch in "*?[") and not os.path.exists(path)
+
+
+def _named(item: str) -> tuple[str | None, str]:
+    """(name, path) of NAME=PATH; (None, item) for a plain path (one that exists, or
+    whose part before '=' could not be a name)."""
+    name, sep, path = item.partition("=")
+    if not sep or not name or os.path.exists(item) or "/" in name or os.sep in name:
+        return None, item
+    return name, path
+
+
+def _inputs(args) -> list[tuple[str | None, str]]:
+    """evaluate's inputs as (runid or None, path): a log (one, a glob of its files
+    kept whole), or with --qrels runs, every file a glob matches one (sorted).
+    Inputs and qrels that do not exist, and globs that match nothing, are usage
+    errors, found before anything is read."""
+    out: list[tuple[str | None, str]] = []
+    for item in args.source:
+        name, path = _named(item) if args.qrels else (None, item)
+        if "://" in path:  # a URL, read through fsspec (on Dask)
+            out.append((name, path))
+            continue
+        if _is_glob(path):
+            matches = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
+            if not matches:
+                raise _UsageError(f"no files match {path!r}; check the pattern (quoted or not, "
+                                  f"it is expanded here)")
+            if args.qrels is None:
+                out.append((None, path))  # the files of one log
+            elif name is not None and len(matches) > 1:
+                raise _UsageError(f"{item!r} gives one runid to the {len(matches)} files "
+                                  f"{path!r} matches; name one file (NAME=PATH), or drop NAME=")
+            else:
+                out += [(name, m) for m in matches]
+        elif not os.path.exists(path):
+            raise _UsageError(f"{path!r} does not exist; check the path")
+        else:
+            out.append((name, path))
+    if len(out) > 1 and args.qrels is None:
+        raise _UsageError(f"without --qrels, evaluate reads one log (a Parquet file, a directory, "
+                          f"or a quoted glob of its files), got {len(out)} inputs; give --qrels "
+                          f"to evaluate them as runs, or quote the glob to read them as one log")
+    q = args.qrels
+    if q is not None and "://" not in q and not os.path.exists(q) and not (
+            _is_glob(q) and glob.glob(q, recursive=True)):
+        raise _UsageError(f"--qrels {q!r} does not exist; check the path")
+    return out
+
+
+def _clash_message(err) -> str:
+    fix = {"tag": "name the runs by file name (--runid file) or each as NAME=PATH",
+           "file": "name each as NAME=PATH"}.get(err.origin, "give each run its own NAME=")
+    return f"runs {err.first!r} and {err.second!r} both have runid {err.runid!r} ({err.why}); {fix}"
 
 
 def _compare(args) -> int:
@@ -318,9 +413,8 @@ def _compare(args) -> int:
         source = None
         systems = {}
         for item in args.inputs:
-            name, sep, path = item.partition("=")
-            if not sep or os.path.exists(item):
-                name, path = os.path.basename(item), item
+            name, path = _named(item)
+            name = name or os.path.basename(path)
             if name in systems:
                 raise _UsageError(f"two runs are named {name!r}; name them with NAME=PATH")
             systems[name] = path
@@ -363,14 +457,14 @@ def _compare(args) -> int:
     return 0
 
 
-def _evaluate_on_dask(args, options: dict):
+def _evaluate_on_dask(args, source: str, options: dict):
     try:
         import distributed
         from . import dask as fdask
     except ImportError:
         raise ValueError("--scheduler and --workers need Dask: pip install 'fastndcg[dask]'") from None
     if args.workers:
-        return fdask.evaluate(args.source, workers=args.workers, **options)
+        return fdask.evaluate(source, workers=args.workers, **options)
     try:
         client = distributed.Client(args.scheduler, timeout=10)
     except (OSError, ValueError, TypeError) as err:
@@ -378,7 +472,7 @@ def _evaluate_on_dask(args, options: dict):
                          f"{' '.join(str(err).split()) or type(err).__name__}; check the "
                          f"address (e.g. tcp://host:8786)") from None
     with client:
-        return fdask.evaluate(args.source, client=client, **options)
+        return fdask.evaluate(source, client=client, **options)
 
 
 def _synth(args) -> int:

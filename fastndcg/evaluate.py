@@ -19,9 +19,11 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import io
 from ._progress import Progress
@@ -29,10 +31,11 @@ from .presets import DEFAULT_K
 from .partition import explain_columns
 from .partition import OPTION_NAMES, Options, Scorer, check_options, score_partition
 from .qrels import Qrels, load_qrels
-from .report import Output, PartWriter, Report, Totals, result_schema
+from .report import Output, PartWriter, Report, Runs, Totals, result_schema, runid_part
 from .scattered import Fixed, IdSpill, patch, rescore
 
-__all__ = ["evaluate", "Report", "Totals", "check_options", "id_type", "open_run"]
+__all__ = ["evaluate", "evaluate_runs", "Runs", "RunidClash", "Report", "Totals",
+           "check_options", "id_type", "open_run"]
 
 
 def id_type(schema: pa.Schema | None, query: str, qrels: Qrels | None, complete: bool
@@ -52,10 +55,20 @@ def id_type(schema: pa.Schema | None, query: str, qrels: Qrels | None, complete:
     return run
 
 
-def open_run(source, opts: Options, roles: dict, batch_rows: int) -> io.Source:
-    """The log or run as a :class:`~fastndcg.io.Source` (a TREC run file in qrels mode)."""
+_TAG = "\x00run tag"  # the column the run tags are read into (never a role's name)
+
+
+def open_run(source, opts: Options, roles: dict, batch_rows: int,
+             tags: list | None = None) -> io.Source:
+    """The log or run as a :class:`~fastndcg.io.Source` (a TREC run file in qrels mode).
+    With ``tags`` (a list), the run tags of a TREC run file (its 6th field) are read
+    in the same pass, and the first two distinct ones appended to it."""
     def trec(p):
-        return io.read_trec_run(p, query=opts.query, doc=opts.doc, score=opts.score)
+        if tags is None:
+            return io.read_trec_run(p, query=opts.query, doc=opts.doc, score=opts.score)
+        table = io.read_trec_run(p, query=opts.query, doc=opts.doc, score=opts.score, tag=_TAG)
+        tags.extend(pc.unique(table.column(_TAG)).slice(0, 2).to_pylist())
+        return table  # the source selects the roles' columns: the tags are not scored
 
     return io.open_source(source, roles, batch_rows=batch_rows,
                           trec=trec if opts.qrels_mode else None)
@@ -163,6 +176,150 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
         raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+class RunidClash(ValueError):
+    """Two runs of :func:`evaluate_runs` would have the same runid: ``runid``, the
+    sources ``first`` and ``second``, and ``origin``, what the second's runid
+    came from ("tag", "file" or "given")."""
+
+    def __init__(self, runid: str, first, second, origin: str) -> None:
+        self.runid, self.first, self.second, self.origin = runid, first, second, origin
+        self.why = {"tag": "the run tag of their lines", "file": "their file name"}.get(
+            origin, "as named")
+        fix = {"tag": "name the runs by file name (runid='file') or give each its runid "
+                      "as a (runid, source) pair",
+               "file": "give each its runid as a (runid, source) pair"}.get(
+                   origin, "give each run its own runid")
+        super().__init__(f"runs {_shown(first)} and {_shown(second)} both have runid "
+                         f"{runid!r} ({self.why}); {fix}")
+
+
+def _shown(source) -> str:
+    return repr(source) if isinstance(source, str) else f"<{type(source).__name__}>"
+
+
+def evaluate_runs(runs, *, qrels=None, runid: str = "tag", per_query=None,
+                  progress: bool = False, batch_rows: int = 1 << 20, **options) -> Runs:
+    """Several runs (or logs) evaluated one after another in this process, each
+    exactly as :func:`evaluate` would evaluate it alone, the qrels read once.
+
+    Parameters
+    ----------
+    runs : a sequence of runs, each a path (TREC run file, Parquet file or
+        directory) or a ``(runid, source)`` pair (any source :func:`evaluate`
+        takes); or a mapping runid -> source.
+    runid : how a run given by its path is named: ``"tag"`` (default) its run tag
+        (the 6th field of a TREC run file) when all its lines have the same one,
+        else its file name; ``"file"`` its file name. Two runs with one runid are
+        a :class:`RunidClash` (a ``ValueError``) naming both, raised before
+        anything is read where the names are known without reading.
+    per_query : as :func:`evaluate`'s, for all the runs together: ``None`` a
+        Table, a path a ``.parquet`` / ``.csv`` file or a directory (one Parquet
+        part a run), ``False`` none; the first column is ``runid``. Each run's
+        results are staged as the run is scored, so memory does not grow with the
+        number of runs (except with ``None``).
+    options : :func:`evaluate`'s (``k``, ``measure``, ``gain``, ``ties``,
+        ``preset``, ``complete``, ``rel``, column names, ...), the same for every run.
+
+    A run that fails (a malformed line, no judged query) stops the evaluation
+    with :func:`evaluate`'s error, which names the file; nothing is written then.
+    """
+    started = time.perf_counter()
+    if runid not in ("tag", "file"):
+        raise ValueError(f"runid must be 'tag' (the run tag of a TREC run file, else the file "
+                         f"name) or 'file' (the file name), got {runid!r}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    items = [_run_item(r) for r in (runs.items() if isinstance(runs, Mapping) else runs)]
+    if not items:
+        raise ValueError("runs is empty: give at least one run")
+    for name, default in (("k", DEFAULT_K), ("query", "query_id"), ("doc", "doc_id"),
+                          ("score", "score"), ("label", "label")):
+        options.setdefault(name, default)
+    opts, roles = check_options(qrels=qrels, per_query=per_query, batch_rows=batch_rows,
+                                **options)
+    # runids known without reading anything are checked before anything is read
+    taken: dict = {}
+    names = []
+    for name, source in items:
+        origin = "given"
+        if name is None and (runid == "file" or not _tagged(source, opts)):
+            name, origin = _file_name(source), "file"
+        if name is not None:
+            _claim(taken, name, source, origin)
+        names.append(name)
+    inputs = [p for _, source in items for p in io.input_paths(source)]
+    inputs += io.input_paths(qrels) if qrels is not None else []
+    output = Output(per_query, inputs)
+    reports: dict = {}
+    sources: dict = {}
+    parts = []
+    try:
+        # read and indexed once, then joined to every run (its hash indexes are cached)
+        judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
+                                                       opts.gain, opts.negative_labels)
+        for i, ((_, source), name) in enumerate(zip(items, names)):
+            t0 = time.perf_counter()
+            tags = [] if name is None else None
+            src = open_run(source, opts, roles, batch_rows, tags)
+            if name is None:
+                name, origin = (tags[0], "tag") if len(tags) == 1 else (_file_name(source), "file")
+                _claim(taken, name, source, origin)
+            report = _run(src, opts, judged, _run_output(output, i), progress)
+            report.seconds = time.perf_counter() - t0
+            if output.kind != "none":
+                staged = report.per_query_path
+                parts.append(runid_part(report.per_query if staged is None else staged, name,
+                                        output.part_path(i)))
+                if staged is not None:
+                    os.remove(staged)
+                    report.forget_per_query()
+            reports[name], sources[name] = report, source
+        per_query_out = output.commit(parts)
+    except BaseException:
+        output.abort()
+        raise
+    return Runs(reports, sources, per_query_out, time.perf_counter() - started)
+
+
+def _run_item(run) -> tuple:
+    """(runid or None, source) of one of :func:`evaluate_runs`' runs (a pair whose
+    runid is None is named as a path is)."""
+    name = None
+    if isinstance(run, tuple):
+        if len(run) != 2 or not (run[0] is None or isinstance(run[0], str) and run[0]):
+            raise TypeError(f"a run given as a pair is (runid, source) with a non-empty runid "
+                            f"string, got {run!r}")
+        name, run = run
+    return name, (os.fspath(run) if isinstance(run, os.PathLike) else run)
+
+
+def _tagged(source, opts: Options) -> bool:
+    """Whether the run is a TREC run file (whose lines carry run tags)."""
+    return (opts.qrels_mode and isinstance(source, str) and os.path.isfile(source)
+            and not io.is_parquet_file(source))
+
+
+def _file_name(source) -> str:
+    if not isinstance(source, str):
+        raise TypeError(f"a run that is not a path has no file name to be named by: give it "
+                        f"as a (runid, source) pair, got a {type(source).__name__}")
+    return os.path.basename(source.rstrip("/" + os.sep)) or source
+
+
+def _claim(taken: dict, name: str, source, origin: str) -> None:
+    if name in taken:
+        raise RunidClash(name, taken[name], source, origin)
+    taken[name] = source
+
+
+def _run_output(output: Output, i: int) -> Output:
+    """Where run ``i`` of several puts its per-query results: a Parquet file in the
+    staging folder of the common target, memory, or nowhere, as the target."""
+    if output.kind == "path":
+        return Output(os.path.join(output.staging, f"run-{i:06d}.parquet"), [])
+    return Output(None if output.kind == "memory" else False, [])
 
 
 def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,

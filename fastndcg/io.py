@@ -510,10 +510,11 @@ def qrels_columns(query: str = "query_id", doc: str = "doc_id", label: str = "la
 
 
 def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
-                  score: str = "score") -> pa.Table:
+                  score: str = "score", tag: str | None = None) -> pa.Table:
     """A TREC run file (``qid Q0 docno rank score tag``, .gz/.bz2/.zst too) as a table
-    of query (string), doc (string), score (float64). ``rank`` is ignored, as by
-    trec_eval; fields after ``tag`` are ignored. Separators: any spaces or tabs.
+    of query (string), doc (string), score (float64), and with ``tag`` (a column
+    name) the run tag (string). ``rank`` is ignored, as by trec_eval; fields after
+    ``tag`` are ignored. Separators: any spaces or tabs.
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "run.txt")
@@ -521,7 +522,10 @@ def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str 
     >>> read_trec_run(p).to_pydict()
     {'query_id': ['q1', 'q1'], 'doc_id': ['d1', 'd2'], 'score': [2.5, 1.5]}
     """
-    return _read_trec(os.fspath(path), _RUN_FIELDS, run_columns(query, doc, score))
+    take = run_columns(query, doc, score)
+    if tag is not None:
+        take[5] = (tag, pa.large_string())
+    return _read_trec(os.fspath(path), _RUN_FIELDS, take)
 
 
 def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",

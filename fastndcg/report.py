@@ -22,7 +22,8 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Totals", "Report", "Output", "PartWriter", "Part", "Rows"]
+__all__ = ["Totals", "Report", "Output", "OutputIsInput", "PartWriter", "Part", "Rows",
+           "Runs", "runid_part"]
 
 _FLUSH_ROWS = 1 << 16  # per-query rows buffered before a Parquet row group is written
 
@@ -219,6 +220,17 @@ class Part:
                 zero = np.frombuffer(zf.read(b.num_rows), np.uint8).astype(bool)
                 yield b, zero
 
+    def iter_results(self, batch_rows: int = 1 << 20) -> Iterator[pa.RecordBatch]:
+        """The per-query results in order, a batch at a time (a part written without
+        the IDCG-zero side file, as :func:`runid_part` writes, reads too)."""
+        if self.path is None:
+            yield from self.batches or ()
+            return
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(self.path) as f:
+            yield from f.iter_batches(batch_size=batch_rows)
+
     def iter_rows(self) -> Iterator[Rows]:
         for b, zero in self.iter_batches():
             yield rows_of(b, zero, self.schema)
@@ -310,6 +322,10 @@ class PartWriter:
 _FILE_EXTS = (".parquet", ".pq", ".csv")
 
 
+class OutputIsInput(ValueError):
+    """The per-query target is, holds or sits inside a file the evaluation reads."""
+
+
 class Output:
     """The ``per_query`` target: None (in memory), False (nothing), a file
     (``.parquet``/``.pq``/``.csv``) or a directory of Parquet parts.
@@ -358,9 +374,9 @@ class Output:
                      or (self.is_dir and real.startswith(target + os.sep)))
             if clash:
                 what = "is" if real == target else "is inside" if inside else "holds"
-                raise ValueError(f"per_query {self.spec!r} {what} {p!r}, which this evaluation "
-                                 f"reads; writing there would destroy the input. Choose "
-                                 f"another path for the per-query results")
+                raise OutputIsInput(f"per_query {self.spec!r} {what} {p!r}, which this "
+                                    f"evaluation reads; writing there would destroy the input. "
+                                    f"Choose another path for the per-query results")
 
     def _prepare(self) -> None:
         parent = self.path if self.is_dir else os.path.dirname(self.path)
@@ -462,12 +478,47 @@ def _write_single(parts: list[Part], path: str, fmt: str) -> None:
         writer = pq.ParquetWriter(tmp, schema, compression="snappy")
     try:
         for p in parts:
-            for b, _ in p.iter_batches():
+            for b in p.iter_results():
                 if b.num_rows:
                     writer.write_batch(b.cast(schema) if b.schema != schema else b)
     finally:
         writer.close()
     os.replace(tmp, path)
+
+
+RUNID = "runid"  # the first column of the per-query results of several runs
+
+
+def runid_part(results: Any, runid: str, path: str | None) -> Part:
+    """One run's committed per-query results (a Table, or the path of its Parquet
+    file) as a part with a first column ``runid``: written to ``path`` (Parquet,
+    a batch at a time, so memory stays flat) or, for None, kept in memory."""
+    if isinstance(results, pa.Table):
+        schema, batches, f = results.schema, iter(results.to_batches()), None
+    else:
+        import pyarrow.parquet as pq
+        f = pq.ParquetFile(results)
+        schema, batches = f.schema_arrow, f.iter_batches()
+    out = schema.insert(0, pa.field(RUNID, pa.string()))
+    name = pa.scalar(runid, pa.string())
+
+    def tagged(b: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays([pa.repeat(name, b.num_rows), *b.columns],
+                                          schema=out)
+    try:
+        if path is None:
+            kept = [tagged(b) for b in batches]
+            return Part(out, sum(b.num_rows for b in kept), batches=kept)
+        import pyarrow.parquet as pq
+        n = 0
+        with pq.ParquetWriter(path, out, compression="snappy") as writer:
+            for b in batches:
+                writer.write_batch(tagged(b))
+                n += b.num_rows
+        return Part(out, n, path=path)
+    finally:
+        if f is not None:
+            f.close()
 
 
 def read_per_query(path: str, schema: pa.Schema | None) -> pa.Table:
@@ -599,3 +650,61 @@ class Report:
     def __repr__(self) -> str:
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
         return f"<Report {self.n_queries:,} queries, {self.n_rows:,} rows: {means}>"
+
+
+
+class Runs:
+    """What ``evaluate_runs`` (``from fastndcg.evaluate import evaluate_runs``) found.
+
+    Attributes
+    ----------
+    reports : runid -> :class:`Report` of that run, in the order the runs were given.
+    sources : runid -> the run as given (a path, or the source of a pair).
+    per_query : every run's per-query results, run after run, with a first column
+        ``runid``: a pyarrow Table (``per_query=None``), the path written, or None
+        (``per_query=False``).
+    seconds : wall time of the whole evaluation (the qrels, read once, included).
+    """
+
+    def __init__(self, reports: dict, sources: dict, per_query: Any, seconds: float) -> None:
+        self.reports, self.sources = reports, sources
+        self.per_query, self.seconds = per_query, seconds
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One dict a run: ``runid``, ``source`` (a path; None for other sources),
+        then :meth:`Report.to_dict` (what ``--format json`` prints, a line each)."""
+        return [{"runid": runid,
+                 "source": self.sources[runid] if isinstance(self.sources[runid], str) else None,
+                 **r.to_dict()} for runid, r in self.reports.items()]
+
+    def format_table(self) -> str:
+        """An aligned text table: one row per run, ``runid`` first, its means and
+        counts, ``source`` last."""
+        first = next(iter(self.reports.values()))
+        header = ["runid", *first.mean, "queries", "rows", "zero-IDCG"]
+        if first.qrels_mode:
+            header += ["unjudged", "missing"]
+        header += ["time", "source"]
+        rows = []
+        for d in self.to_dicts():
+            r = self.reports[d["runid"]]
+            row = [d["runid"], *(f"{v:.4f}" for v in r.mean.values()), f"{r.n_queries:,}",
+                   f"{r.n_rows:,}", f"{r.n_zero_idcg:,}"]
+            if r.qrels_mode:
+                row += [f"{r.n_unjudged:,}", f"{r.n_missing:,}"]
+            rows.append(row + [f"{r.seconds:.3f} s", d["source"] or "-"])
+        widths = [max(map(len, col)) for col in zip(header, *rows)]
+        last = len(header) - 1
+        lines = ["  ".join(cell.ljust(w) if i in (0, last) else cell.rjust(w)
+                           for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+                 for row in [header, *rows]]
+        if first.qrels_mode:
+            lines.append(f"unjudged: run queries without judgments (left out); missing: "
+                         f"judged queries not in the run "
+                         f"({'scored 0' if first.complete else 'left out'})")
+        n_rows = sum(r.n_rows for r in self.reports.values())
+        lines.append(f"{len(self.reports)} runs, {n_rows:,} rows in {self.seconds:.3f} s")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Runs {len(self.reports)}: {', '.join(self.reports)}>"
