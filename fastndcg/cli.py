@@ -221,6 +221,9 @@ def _parser() -> _Parser:
                       help="code for a generic CPU of this architecture, so one cache serves "
                            "every machine; marks the cache so later processes use it, and "
                            "measures the speed it costs against code for this CPU")
+    warm.add_argument("--jobs", type=_positive, default=None,
+                      help="processes compiling at once (default: one per core); the same "
+                           "CPU time, less waiting")
     warm.add_argument("--quiet", action="store_true", help="no progress bar")
 
     synth = sub.add_parser("synth", help="write a seeded synthetic search log to Parquet")
@@ -554,7 +557,8 @@ def _demo(args) -> int:
 def _warmup(args) -> int:
     from .warmup import speed_check, warmup
 
-    report = warmup(portable=args.portable, progress=not args.quiet)
+    jobs = args.jobs or max(1, min(os.cpu_count() or 1, 9))
+    report = warmup(portable=args.portable, progress=not args.quiet, jobs=jobs)
     print(report.describe())
     if args.portable:
         print(speed_check())

@@ -116,3 +116,18 @@ def test_warmup_without_disk_cache(monkeypatch):
     monkeypatch.setattr(fastndcg._cache, "CACHE", False)
     with pytest.raises(ValueError, match="FASTNDCG_CACHE"):
         fastndcg.warmup()
+
+
+def test_warmup_in_several_processes():
+    """jobs=2: every step in its own process, sharing the cache through its locks."""
+    fastndcg.warmup()  # whatever the suite has not compiled yet is compiled here, once
+    report = fastndcg.warmup(jobs=2)
+    assert report.compiled == 0, report  # the processes found everything in the cache
+    assert report.loaded >= report.steps  # each process loaded its step's kernels
+    assert report.cpu_s > 0
+
+
+def test_warmup_jobs_must_be_a_positive_int():
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="jobs must be an int >= 1"):
+            fastndcg.warmup(jobs=bad)
