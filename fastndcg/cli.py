@@ -17,6 +17,8 @@ import tempfile
 import time
 from typing import Sequence
 
+from . import _validate as V
+
 _PROG = "fastndcg"
 # the preset names, without importing the package's numeric modules for --help
 PRESET_NAMES = ("trec_eval", "pytrec_eval", "sklearn", "lightgbm", "xgboost", "xgboost-")
@@ -422,12 +424,11 @@ def _compare(args) -> int:
                 raise _UsageError(f"two runs are named {name!r}; name them with NAME=PATH")
             systems[name] = path
     if args.plot:
-        ext = os.path.splitext(args.plot)[1].lower()
-        if ext not in (".png", ".pdf", ".svg", ".jpg", ".jpeg"):
-            raise _UsageError(f"--plot names an image file (.png, .pdf, .svg), got {args.plot!r}")
-        if os.path.abspath(args.plot) in {os.path.abspath(p) for p in
-                                          [*args.inputs, *( [args.qrels] if args.qrels else [])]}:
-            raise _UsageError(f"--plot {args.plot!r} is an input; name a new file")
+        inputs = [_named(p)[1] for p in args.inputs] + ([args.qrels] if args.qrels else [])
+        try:
+            V.output_path(args.plot, "--plot", inputs, exts=V.PLOT_EXTS)
+        except ValueError as err:
+            raise _UsageError(str(err)) from None
         try:
             import matplotlib  # noqa: F401
         except ImportError:
@@ -482,8 +483,13 @@ def _synth(args) -> int:
     from ._progress import Progress
     from .synth import write_synthetic_log
 
-    if os.path.isdir(args.out):
-        raise _UsageError(f"--out {args.out!r} is a directory; name a .parquet file")
+    from .synth import check_size
+
+    try:
+        V.output_path(args.out, "--out", exts=(".parquet", ".pq"))
+        check_size(args.queries, args.mean_docs, args.out)
+    except ValueError as err:
+        raise _UsageError(str(err)) from None
     bar = Progress(None, enabled=_show_progress(args))
     t = time.perf_counter()
     rows = write_synthetic_log(args.out, args.queries, seed=args.seed, mean_docs=args.mean_docs,
@@ -504,9 +510,11 @@ def _demo(args) -> int:
     from .synth import synthetic_log, write_synthetic_log
 
     k = [1, 3, 5, 10]
-    if args.keep and (os.path.isdir(args.keep) or not args.keep.lower().endswith((".parquet", ".pq"))):
-        raise _UsageError(f"--keep names the Parquet file to keep the log in (e.g. log.parquet), "
-                          f"got {args.keep!r}")
+    if args.keep is not None:
+        try:
+            V.output_path(args.keep, "--keep", exts=(".parquet", ".pq"))
+        except ValueError as err:
+            raise _UsageError(str(err)) from None
     with tempfile.TemporaryDirectory(prefix="fastndcg-demo-") as tmp:
         path = args.keep or os.path.join(tmp, "demo-log.parquet")
         print(f"1. building a synthetic search log: {args.queries:,} queries (seed {args.seed})")
@@ -554,6 +562,23 @@ def _demo(args) -> int:
     return 0
 
 
+def _refuse_empty(args, parser) -> None:
+    """An option given an empty or blank value is an error, never "not given"."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {a.dest: (a.option_strings[-1] if a.option_strings else "an input")
+             for a in sub.choices[args.command]._actions}
+    for dest, value in vars(args).items():
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, str):
+                continue
+            if not v.strip():
+                raise _UsageError(f"{flags.get(dest, dest)} is empty ({v!r}); give a value, "
+                                  f"or leave the option out")
+            if "\0" in v:
+                raise _UsageError(f"{flags.get(dest, dest)} contains a NUL byte: "
+                                  f"{V.shown(v)}; remove it")
+
+
 def _warmup(args) -> int:
     from .warmup import speed_check, warmup
 
@@ -570,7 +595,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import pyarrow as pa
 
     try:
-        args = _parser().parse_args(argv)
+        parser = _parser()
+        args = parser.parse_args(argv)
+        _refuse_empty(args, parser)
         return {"evaluate": _evaluate, "compare": _compare, "demo": _demo,
                 "synth": _synth, "warmup": _warmup}[args.command](args)
     except _UsageError as err:

@@ -55,6 +55,7 @@ import pyarrow.compute as pc
 
 from . import io
 from . import _core as C
+from . import _validate as V
 from . import _kernels as K
 from . import _stats
 from .chunks import query_chunks
@@ -585,6 +586,7 @@ class Comparison:
     n_missing: int = 0
     seconds: float = 0.0
     _arrays: dict = field(default_factory=dict, repr=False)
+    inputs: tuple = ()  # the files read (for the plot's output guard)
 
     # ----------------------------------------------------------------- outputs
     def to_dict(self) -> dict[str, Any]:
@@ -622,6 +624,8 @@ class Comparison:
         cutoff of the differences (default: the last one). Saves to ``path`` when
         given; returns the matplotlib Figure."""
         from ._plot import plot_comparison
+        if path is not None:  # the one output guard (the inputs, when files, are refused)
+            path = V.output_path(path, "path", self.inputs, exts=V.PLOT_EXTS)
         return plot_comparison(self, path, measure)
 
     def __repr__(self) -> str:
@@ -746,6 +750,14 @@ def _table(fmt: str, title: str | None, heads: list[str], body: list[list[str]])
 
 # --------------------------------------------------------------------------- entry point
 
+def _input_paths(source, systems, qrels) -> tuple:
+    """The files a comparison reads: the log, or the runs and the qrels."""
+    items = [source, qrels]
+    if qrels is not None:  # systems are runs (else score columns, not files)
+        items += list(systems.values()) if isinstance(systems, dict) else list(systems)
+    return tuple(os.fspath(x) for x in items if isinstance(x, (str, os.PathLike)))
+
+
 def compare(source, systems, *, baseline: str | None = None, qrels=None, segment=None,
             k: int | None | Sequence[int] = 10, confidence: float = 0.95,
             n_resamples: int = 10_000, seed: int = 0,
@@ -836,4 +848,5 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
                       max(r.n_unjudged for r in v.reports.values()),
                       max(r.n_missing for r in v.reports.values()),
                       time.perf_counter() - started,
-                      {"values": v.values, "offsets": v.offsets, "base": st.base})
+                      {"values": v.values, "offsets": v.offsets, "base": st.base},
+                      inputs=_input_paths(source, systems, qrels))

@@ -55,6 +55,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
+from . import _validate as V
 from . import io
 from .chunks import regroup
 from .presets import DEFAULT_K
@@ -474,9 +475,19 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
     if not isinstance(partition_rows, int) or isinstance(partition_rows, bool) or partition_rows < 1:
         raise ValueError(f"partition_rows must be an int >= 1, got {partition_rows!r}")
-    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
-                                or workers < 1):
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if workers is not None:
+        V.count(workers, "workers", hi=4096, fix="one worker process per core is best")
+    if client is not None:
+        from distributed import Client
+
+        if not isinstance(client, Client):
+            address = client if isinstance(client, str) else "tcp://host:8786"
+            raise TypeError(f"client must be a distributed.Client, got {V.shown(client)} "
+                            f"({type(client).__name__}); for a scheduler address write "
+                            f"client=distributed.Client({V.shown(address)})")
+        if workers is not None:
+            raise ValueError(f"give client= or workers=, not both: workers={workers} starts a "
+                             f"local cluster, client= uses an existing one")
     inputs = [] if not isinstance(source, (str, os.PathLike)) else io.input_paths(source)
     inputs += io.input_paths(qrels) if qrels is not None else []
     output = Output(per_query, inputs, directory=True)

@@ -27,6 +27,7 @@ from typing import Callable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from . import _validate as V
 
 
 def _is_dataset(source) -> bool:
@@ -179,6 +180,7 @@ def _parquet_paths(source: str) -> tuple[list[str], str]:
                                     f"or name another directory")
         return paths, f"directory {source!r} ({len(paths)} files)"
     if not os.path.exists(source):
+        V.path_text(source, "the path")  # a NUL byte is named as such
         raise FileNotFoundError(f"{source!r} does not exist; check the path")
     return [source], repr(source)
 
@@ -481,6 +483,7 @@ def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
     with ``careful``): both give the same table."""
     utf8_path(path)
     if not os.path.exists(path):
+        V.path_text(path, "the path")  # a NUL byte is named as such
         raise FileNotFoundError(f"{path!r} does not exist; check the path")
     if os.path.isdir(path):
         raise ValueError(f"{path!r} is a directory; a TREC file is one text file")

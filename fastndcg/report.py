@@ -22,6 +22,9 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 
+from . import _validate as V
+from ._validate import OutputIsInput
+
 __all__ = ["Totals", "Report", "Output", "OutputIsInput", "PartWriter", "Part", "Rows",
            "Runs", "runid_part"]
 
@@ -322,10 +325,6 @@ class PartWriter:
 _FILE_EXTS = (".parquet", ".pq", ".csv")
 
 
-class OutputIsInput(ValueError):
-    """The per-query target is, holds or sits inside a file the evaluation reads."""
-
-
 class Output:
     """The ``per_query`` target: None (in memory), False (nothing), a file
     (``.parquet``/``.pq``/``.csv``) or a directory of Parquet parts.
@@ -349,7 +348,7 @@ class Output:
         if not isinstance(per_query, (str, os.PathLike)):
             raise TypeError(f"per_query takes None, False or a path, got {per_query!r} "
                             f"({type(per_query).__name__})")
-        raw = os.fspath(per_query)
+        raw = V.path_text(per_query, "per_query")
         path = os.path.abspath(os.path.expanduser(raw))
         ext = os.path.splitext(path)[1].lower()
         self.is_dir = (directory or os.path.isdir(path) or raw.endswith(("/", os.sep))
@@ -362,21 +361,9 @@ class Output:
                              f"as Parquet; name a .csv file or a directory")
         self.path = path
         self.format = "csv" if ext == ".csv" and not self.is_dir else "parquet"
-        self._refuse_inputs(inputs)
+        # the one output guard: inputs (links followed), FIFOs and devices, writability
+        V.output_path(raw, "per_query", inputs, exts=_FILE_EXTS, directory=self.is_dir)
         self._prepare()
-
-    def _refuse_inputs(self, inputs: list[str]) -> None:
-        target = os.path.realpath(self.path)
-        for p in inputs:
-            real = os.path.realpath(p)
-            inside = os.path.isdir(real) and target.startswith(real + os.sep)
-            clash = (real == target or inside
-                     or (self.is_dir and real.startswith(target + os.sep)))
-            if clash:
-                what = "is" if real == target else "is inside" if inside else "holds"
-                raise OutputIsInput(f"per_query {self.spec!r} {what} {p!r}, which this "
-                                    f"evaluation reads; writing there would destroy the input. "
-                                    f"Choose another path for the per-query results")
 
     def _prepare(self) -> None:
         parent = self.path if self.is_dir else os.path.dirname(self.path)

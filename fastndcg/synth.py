@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Callable, Iterator
 
 import numpy as np
@@ -56,6 +57,30 @@ def synthetic_log(n_queries: int, *, seed: int = 0, mean_docs: int = 50) -> pa.T
     return pa.concat_tables(blocks) if blocks else SCHEMA.empty_table()
 
 
+MAX_QUERIES = 10 ** 9  # 50 billion rows at the default 50 a query
+MAX_MEAN_DOCS = 10 ** 6
+BYTES_PER_ROW = 8  # about what a row takes in the written Parquet file (snappy)
+
+
+def check_size(n_queries: int, mean_docs: int, path: str | os.PathLike) -> None:
+    """Refuse a log beyond the bounds, or one that would not fit on the disk of
+    ``path`` (estimated at BYTES_PER_ROW bytes a row)."""
+    from . import _validate as V
+
+    V.count(n_queries, "queries", hi=MAX_QUERIES, fix="write fewer queries")
+    V.count(mean_docs, "mean_docs", hi=MAX_MEAN_DOCS, fix="use fewer documents a query")
+    need = n_queries * mean_docs * BYTES_PER_ROW
+    where = os.path.dirname(os.path.abspath(os.fspath(path))) or "."
+    while not os.path.exists(where):
+        where = os.path.dirname(where)
+    free = shutil.disk_usage(where).free
+    if need > free:
+        raise ValueError(f"{os.fspath(path)!r}: a log of {n_queries:,} queries x {mean_docs} "
+                         f"documents needs about {need / 2 ** 30:,.1f} GiB, but {where!r} has "
+                         f"{free / 2 ** 30:,.1f} GiB free; write fewer queries or choose "
+                         f"another place")
+
+
 def write_synthetic_log(path: str | os.PathLike, n_queries: int, *, seed: int = 0,
                         mean_docs: int = 50, row_group_rows: int = 1 << 20,
                         on_block: Callable[[int], None] | None = None) -> int:
@@ -65,6 +90,7 @@ def write_synthetic_log(path: str | os.PathLike, n_queries: int, *, seed: int = 
     ``on_block(rows)`` is called after each generated block."""
     if row_group_rows < 1:
         raise ValueError(f"row_group_rows must be >= 1, got {row_group_rows}")
+    check_size(n_queries, mean_docs, path)
     rows = 0
     pending: list[pa.Table] = []
     pending_rows = 0

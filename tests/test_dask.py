@@ -287,13 +287,13 @@ def test_per_query_directory_holding_inputs_is_refused(client, datasets, tmp_pat
                            (directory / "out", directory),               # inside the input
                            (directory, str(directory / "part-*.parquet")),  # holds the files
                            (directory, str(directory / "part-001.parquet"))]:
-        with pytest.raises(ValueError, match=r"per_query .* which this evaluation reads"):
+        with pytest.raises(ValueError, match=r"per_query .* which this command reads"):
             fdask.evaluate(source, client=client, per_query=target, partition_rows=40)
         assert files_under(directory) == before
     # the qrels file is an input too
     run, qrels_table, _ = qrels_case(3)
     pq.write_table(qrels_table, tmp_path / "qrels.parquet")
-    with pytest.raises(ValueError, match=r"per_query .* which this evaluation reads"):
+    with pytest.raises(ValueError, match=r"per_query .* which this command reads"):
         fdask.evaluate(run, client=client, qrels=tmp_path / "qrels.parquet", per_query=tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["qrels.parquet"]
 
@@ -694,5 +694,19 @@ def test_import_does_not_import_dask():
 def test_bad_options(client, datasets, option, value):
     directory, _ = datasets["straddling"]
     kw = {} if option == "workers" else {"client": client}
-    with pytest.raises(ValueError, match=option):
+    # a wrong kind of value is a TypeError, a wrong value a ValueError; both name it
+    with pytest.raises((ValueError, TypeError), match=option):
         fdask.evaluate(directory, **{option: value}, **kw)
+
+
+def test_client_and_workers_together_are_refused(client, datasets):
+    directory, _ = datasets["straddling"]
+    with pytest.raises(ValueError, match="client= or workers=, not both"):
+        fdask.evaluate(directory, client=client, workers=2)
+
+
+def test_client_address_string_is_refused_with_the_fix(datasets):
+    directory, _ = datasets["straddling"]
+    with pytest.raises(TypeError, match=r"client must be a distributed.Client.*"
+                                        r"distributed.Client\('tcp://10.0.0.1:8786'\)"):
+        fdask.evaluate(directory, client="tcp://10.0.0.1:8786")

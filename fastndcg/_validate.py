@@ -1,0 +1,133 @@
+"""One validator per kind of value, shared by every entry point (Python API,
+command line, Dask, compare).
+
+Each raises ``TypeError`` (wrong kind of value) or ``ValueError`` (right kind,
+wrong value) with a message that names the parameter, shows the offending value
+(shortened) and says what to write instead. The command line turns the names of
+parameters into its flags, so the same check gives the same text everywhere.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import stat
+import tempfile
+from typing import Iterable
+
+MAX_SHOWN = 60  # characters of an offending value shown in a message
+
+PLOT_EXTS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what matplotlib writes here
+
+
+def shown(value) -> str:
+    """``repr(value)``, shortened to MAX_SHOWN characters: its start and its end
+    (where a path keeps its file name)."""
+    text = repr(value)
+    if len(text) <= MAX_SHOWN:
+        return text
+    head = (MAX_SHOWN - 3) // 3
+    return text[:head] + "..." + text[len(text) - (MAX_SHOWN - 3 - head):]
+
+
+def text(value, name: str, *, what: str = "a name") -> str:
+    """A non-empty string without NUL bytes (column names, addresses, ...)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string ({what}), got {shown(value)} "
+                        f"({type(value).__name__})")
+    if not value.strip():
+        raise ValueError(f"{name} is empty ({shown(value)}); give {what}, or leave the "
+                         f"option out")
+    if "\0" in value:
+        raise ValueError(f"{name} contains a NUL byte: {shown(value)}; remove it")
+    return value
+
+
+def count(value, name: str, *, lo: int = 1, hi: int | None = None, fix: str = "") -> int:
+    """An int in [lo, hi] (bool refused); ``hi`` bounds work that grows with it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int >= {lo}, got {shown(value)} "
+                        f"({type(value).__name__})")
+    value = int(value)
+    if value < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {value}" + (f"; {fix}" if fix else ""))
+    if hi is not None and value > hi:
+        raise ValueError(f"{name} must be <= {hi:,}, got {value:,}: the work grows with it"
+                         + (f"; {fix}" if fix else ""))
+    return value
+
+
+def path_text(value, name: str) -> str:
+    """A path given as str or os.PathLike: not empty, no NUL byte; returned as str."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {shown(value)} "
+                        f"({type(value).__name__})")
+    raw = os.fspath(value)
+    if isinstance(raw, bytes):
+        raise TypeError(f"{name} must be a text path, got bytes {shown(raw)}; decode it")
+    if not raw.strip():
+        raise ValueError(f"{name} is an empty path ({shown(raw)}); name a file or directory")
+    if "\0" in raw:
+        raise ValueError(f"{name} contains a NUL byte: {shown(raw)}; remove it")
+    return raw
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+
+
+class OutputIsInput(ValueError):
+    """An output path is, holds or sits inside a file the command reads."""
+
+
+def output_path(value, name: str, inputs: Iterable = (), *, exts: tuple = (),
+                directory: bool = False) -> str:
+    """An output path, checked before anything is written: a path (see
+    :func:`path_text`) whose extension is one of ``exts`` (when given, for a file);
+    never an input, inside an input directory, or a directory holding an input,
+    links resolved (a link to the log is the log); not a FIFO, device or socket;
+    its parent writable. Returns the absolute path (links in it kept)."""
+    raw = path_text(value, name)
+    path = os.path.abspath(os.path.expanduser(raw))
+    if not directory and os.path.isdir(path):
+        raise ValueError(f"{name} {shown(raw)} is a directory; name a file")
+    if exts and not directory:
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in exts:
+            listed = ", ".join(exts)
+            raise ValueError(f"{name} must name a {listed} file, got {shown(raw)}; the "
+                             f"extension says which format is written")
+    target = _real(path)
+    for item in inputs:
+        if item is None or not isinstance(item, (str, os.PathLike)):
+            continue
+        src = os.fspath(item)
+        if isinstance(src, bytes) or "\0" in src or not src.strip():
+            continue
+        real = _real(src)
+        inside = os.path.isdir(real) and target.startswith(real.rstrip(os.sep) + os.sep)
+        holds = os.path.isdir(target) and real.startswith(target.rstrip(os.sep) + os.sep)
+        if real == target or inside or (directory and holds):
+            how = "is" if real == target else "is inside" if inside else "holds"
+            raise OutputIsInput(f"{name} {shown(raw)} {how} {shown(src)}, which this "
+                                f"command reads (links followed); writing there would "
+                                f"destroy the input. Choose another path")
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ValueError(f"{name} {shown(raw)} is not a regular file or directory (a FIFO, "
+                         f"device or socket); name a file")
+    if mode is not None and stat.S_ISDIR(mode) and not directory:
+        raise ValueError(f"{name} {shown(raw)} is a directory; name a file")
+    parent = target if (directory and mode is not None) else os.path.dirname(target)
+    probe = parent
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    try:  # a real probe: permissions alone miss read-only mounts and /proc
+        tempfile.TemporaryFile(dir=probe or ".").close()
+    except OSError as err:
+        raise ValueError(f"{name} {shown(raw)}: cannot write in {shown(probe)} "
+                         f"({err.strerror or err}); choose a writable place") from None
+    return path
