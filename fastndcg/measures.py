@@ -36,6 +36,16 @@ column          trec_eval         ir_measures              meaning
 A threshold other than 1 is part of the column name: ``ap(rel=2)``,
 ``p@5(rel=2)``; fastndcg's column names are accepted as measure names too.
 
+ir_measures' parameters are ``cutoff`` (the same as ``@k``), ``rel`` (binary
+measures), and for nDCG ``dcg`` (``'log2'``: linear gain, ``'exp-log2'``: 2**label - 1)
+and ``gains`` (a table ``{label: gain, ...}``; labels missing from it gain 0), each
+given once. Cutoffs are whole numbers from 1 to 10**9 (:data:`MAX_CUTOFF`), thresholds
+from 0 to 2**53 (:data:`MAX_REL`); a gain table names labels 0..65535
+(:data:`MAX_GAIN_TABLE`, so at most 65536 entries: the table is stored densely) with
+finite gains >= 0, as ``gain=`` tables are checked. A name that does not read raises
+``ValueError`` saying where, what was expected and what to write; the grammar is
+written out above :func:`_split`.
+
 >>> parse("map P.5,10 nDCG@10").columns
 ['ndcg@10', 'ap', 'p@5', 'p@10']
 >>> parse(["AP(rel=2)@100", "RR(rel=2)"]).columns
@@ -46,7 +56,8 @@ A threshold other than 1 is part of the column name: ``ap(rel=2)``,
 
 from __future__ import annotations
 
-import ast
+import difflib
+import math
 import numbers
 import re
 from dataclasses import dataclass, field
@@ -54,12 +65,14 @@ from dataclasses import dataclass, field
 from ._kernels import codes as KC
 
 __all__ = ["Kind", "Measure", "Parsed", "REGISTRY", "parse", "check_rel", "column_name",
-           "TREC_CUTOFFS"]
+           "TREC_CUTOFFS", "MAX_CUTOFF", "MAX_REL", "MAX_GAIN_TABLE"]
 
 # trec_eval's default cutoffs (m_P.c, m_recall.c, m_map_cut.c, m_ndcg_cut.c; m_success.c)
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_SUCCESS_CUTOFFS = (1, 5, 10)
-MAX_GAIN_TABLE = 1 << 16  # labels a gain table in a measure name may cover
+MAX_CUTOFF = 10 ** 9       # the largest cutoff a name may give
+MAX_REL = 2 ** 53          # the largest threshold a name may give (integers exact in float64)
+MAX_GAIN_TABLE = 1 << 16   # labels a gain table in a name may cover: 0..65535
 
 
 @dataclass(frozen=True)
@@ -162,155 +175,392 @@ def check_rel(rel, name: str = "rel") -> int:
     return int(rel)
 
 
-def _error(spec: str, why: str) -> ValueError:
-    return ValueError(
-        f"cannot read measure {spec!r}: {why}. Name measures as trec_eval does ('map', "
-        f"'P.5,10', 'ndcg_cut.10', 'recip_rank'), as ir_measures does ('AP', 'P@5', "
-        f"'nDCG@10', 'RR(rel=2)@10') or as fastndcg's columns ('ap', 'p@5', 'ndcg@10')")
+# --------------------------------------------------------------------------- reading names
+#
+# The grammar of one measure name (whitespace outside brackets and quotes separates
+# names; inside a parameter list it may stand between tokens):
+#
+#   name      := trec | irm
+#   trec      := TREC | TREC_CUT '.' cutoffs | TREC_CUT '_' INT    (cutoffs: INT (',' INT)*)
+#   irm       := NAME [params] ['@' INT] [params]    (params after the cutoff: fastndcg's
+#                                                    column names only, and not on both sides)
+#   params    := '(' [param (',' param)*] ')'
+#   param     := KEY '=' value                      (each KEY once)
+#   value     := INT | STRING | table               (cutoff, rel: INT; dcg: STRING; gains: table)
+#   table     := '{' [INT ':' NUMBER (',' INT ':' NUMBER)* [',']] '}'
+#
+# INT is ASCII digits, NUMBER a decimal number (1, 0.5, 1e3), STRING '...' or "...".
+
+SHOWN = 60  # characters of a measure name quoted in a message (longer ones are cut)
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z0-9_.+\-]+")  # a bare value: checked as INT or NUMBER after
+_INT = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_GENERAL = ("name measures as trec_eval does ('map', 'P.5,10', 'ndcg_cut.10', 'recip_rank'), "
+            "as ir_measures does ('AP', 'P@5', 'nDCG@10', 'RR(rel=2)@10') or as fastndcg's "
+            "columns ('ap', 'p@5', 'ndcg@10')")
+_GAINS_EXAMPLE = "nDCG(gains={0: 0, 1: 1, 2: 3})@10"
+_CLOSER = {"(": ")", "{": "}", "[": "]"}
 
 
-def _cutoff(text: str, spec: str) -> int:
-    if not re.fullmatch(r"\d+", text.strip()):
-        raise _error(spec, f"cutoff {text.strip()!r} is not a whole number")
-    value = int(text)
-    if value < 1:
-        raise _error(spec, f"cutoff {value} must be >= 1")
-    return value
+def _cut(text: str) -> str:
+    """``text``, at most :data:`SHOWN` characters: a longer one ends in an ellipsis."""
+    return text if len(text) <= SHOWN else text[:SHOWN - 1] + "\u2026"
 
 
-def _split_args(text: str, spec: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "{[(":
-            depth += 1
-        elif ch in "}])":
-            depth -= 1
-            if depth < 0:
-                raise _error(spec, "unbalanced brackets")
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if depth:
-        raise _error(spec, "unbalanced brackets")
-    if cur.strip() or out:
-        out.append(cur)
-    return out
+def _shown(text: str) -> str:
+    """How a message quotes a measure name (or a piece of one): ``repr`` of it, cut."""
+    return repr(_cut(text))
 
 
-def _gains_table(value: str, spec: str) -> list:
-    try:
-        gains = ast.literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise _error(spec, f"gains={value} is not a dict of label: gain") from None
-    if not isinstance(gains, dict) or not gains or not all(
-            isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in gains):
-        raise _error(spec, "gains must map labels 0, 1, 2, ... to their gains")
-    if max(gains) >= MAX_GAIN_TABLE:
-        raise _error(spec, f"gains names label {max(gains)}; labels up to "
-                           f"{MAX_GAIN_TABLE - 1} are supported")
-    if not all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in gains.values()):
-        raise _error(spec, "gains must be numbers")
+def _error(spec: str, why: str, fix: str = _GENERAL) -> ValueError:
+    return ValueError(f"cannot read measure {_shown(spec)}: {why}; {fix}")
+
+
+def _split(text: str) -> list[str]:
+    """The names in ``text``: split on whitespace outside brackets and quotes, every
+    bracket closed by its own kind and every quote closed."""
+    items, start, stack, quote = [], None, [], None
+    for i, ch in enumerate(text):
+        if quote is not None:
+            if ch == text[quote]:
+                quote = None
+            continue
+        if ch.isspace() and not stack:
+            if start is not None:
+                items.append(text[start:i])
+                start = None
+            continue
+        if start is None:
+            start = i
+        where = i - start + 1
+        if ch in "'\"":
+            quote = i
+        elif ch in _CLOSER:
+            stack.append((ch, where))
+        elif ch in _CLOSER.values():
+            if not stack:
+                raise _error(text[start:], f"unbalanced brackets: {ch!r} at character {where} "
+                                           f"closes nothing", "remove it or open it first")
+            opener, at = stack.pop()
+            if _CLOSER[opener] != ch:
+                raise _error(text[start:], f"unbalanced brackets: {opener!r} at character {at} "
+                                           f"is closed by {ch!r} at character {where}",
+                             f"close it with {_CLOSER[opener]!r}")
+    if quote is not None:
+        raise _error(text[start:], f"the quote {text[quote]!r} at character {quote - start + 1} "
+                                   f"is never closed", f"close it with {text[quote]}")
+    if stack:
+        opener, at = stack[-1]
+        raise _error(text[start:], f"unbalanced brackets: {opener!r} at character {at} is never "
+                                   f"closed", f"close it with {_CLOSER[opener]!r}")
+    if start is not None:
+        items.append(text[start:])
+    return items
+
+
+class _Reader:
+    """A cursor over one measure name; its errors say where and what was expected."""
+
+    def __init__(self, spec: str):
+        self.spec, self.pos = spec, 0
+
+    def error(self, why: str, fix: str = _GENERAL) -> ValueError:
+        return _error(self.spec, why, fix)
+
+    def found(self) -> str:
+        rest = self.spec[self.pos:]
+        return "the end" if not rest else _shown(rest[0])
+
+    def at(self, pos: int | None = None) -> str:
+        return f"character {(self.pos if pos is None else pos) + 1}"
+
+    def expected(self, what: str, fix: str = _GENERAL) -> ValueError:
+        return self.error(f"expected {what} at {self.at()}, found {self.found()}", fix)
+
+    def peek(self) -> str:
+        return self.spec[self.pos:self.pos + 1]
+
+    def spaces(self) -> None:
+        while self.pos < len(self.spec) and self.spec[self.pos].isspace():
+            self.pos += 1
+
+    def accept(self, token: str) -> bool:
+        if self.spec.startswith(token, self.pos):
+            self.pos += len(token)
+            return True
+        return False
+
+    def match(self, pattern: re.Pattern) -> str:
+        m = pattern.match(self.spec, self.pos)
+        if not m:
+            return ""
+        self.pos = m.end()
+        return m.group()
+
+    def string(self) -> str:
+        """A quoted string (the quote is at the cursor)."""
+        quote, start = self.spec[self.pos], self.pos
+        end = self.spec.find(quote, start + 1)
+        if end < 0:
+            raise self.error(f"the quote {quote!r} at {self.at()} is never closed",
+                             f"close it with {quote}")
+        self.pos = end + 1
+        return self.spec[start + 1:end]
+
+
+def _whole(r: _Reader, what: str, lo: int, hi: int, fix: str) -> int:
+    """A bare whole number from ``lo`` to ``hi`` at the cursor (``what`` names it)."""
+    start = r.pos
+    if r.peek() in ("'", '"'):
+        text = r.string()
+        raise r.error(f"{what} {_shown(text)} is quoted, but must be a whole number (at "
+                      f"{r.at(start)})", fix)
+    if r.peek() in ("{", "["):
+        raise r.error(f"{what} must be a whole number, found {r.found()} (at {r.at()})", fix)
+    text = r.match(_WORD)
+    if not text:
+        raise r.expected(f"{what} (a whole number)", fix)
+    if not _INT.fullmatch(text):
+        raise r.error(f"{what} {_shown(text)} is not a whole number (at {r.at(start)})", fix)
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(hi)) or int(digits) > hi:
+        raise r.error(f"{what} {_cut(digits)} must be <= {hi}", fix)
+    if int(digits) < lo:
+        raise r.error(f"{what} {int(digits)} must be >= {lo}", fix)
+    return int(digits)
+
+
+def _cutoff(r: _Reader, example: str) -> int:
+    return _whole(r, "cutoff", 1, MAX_CUTOFF, f"write a cutoff from 1 to {MAX_CUTOFF}, e.g. "
+                                             f"{example}")
+
+
+def _gains(r: _Reader) -> list:
+    """``{label: gain, ...}`` at the cursor, as a dense table of gains by label."""
+    fix = f"write the gains as {{label: gain, ...}}, e.g. {_GAINS_EXAMPLE}"
+    if not r.accept("{"):
+        raise r.error(f"gains must map labels to their gains in braces ({{label: gain, ...}}), "
+                      f"found {r.found()} (at {r.at()})", fix)
+    gains: dict = {}
+    where: dict = {}
+    while True:
+        r.spaces()
+        if r.accept("}"):
+            break
+        start = r.pos
+        label = r.match(_WORD)
+        if not label:
+            raise r.expected("a label (a whole number) or '}' in gains", fix)
+        if not _INT.fullmatch(label):
+            raise r.error(f"label {_shown(label)} in gains is not a whole number >= 0 (at "
+                          f"{r.at(start)})", fix)
+        digits = label.lstrip("0") or "0"
+        if len(digits) > len(str(MAX_GAIN_TABLE)) or int(digits) >= MAX_GAIN_TABLE:
+            raise r.error(f"gains names label {_cut(digits)}, but labels up to "
+                          f"{MAX_GAIN_TABLE - 1} are supported (a table in a name covers at "
+                          f"most {MAX_GAIN_TABLE} labels)",
+                          f"use labels 0..{MAX_GAIN_TABLE - 1}, or pass the table as "
+                          f"gain=[...] with k=... instead of naming it")
+        value = int(digits)
+        if value in gains:
+            raise r.error(f"label {value} is given twice in gains (at characters "
+                          f"{where[value] + 1} and {start + 1})", "give each label once")
+        where[value] = start
+        r.spaces()
+        if not r.accept(":"):
+            raise r.expected(f"':' after label {value} in gains", fix)
+        r.spaces()
+        start = r.pos
+        text = r.match(_WORD)
+        if not text:
+            raise r.expected(f"the gain of label {value} (a number)", fix)
+        if not _NUMBER.fullmatch(text):
+            raise r.error(f"the gain of label {value}, {_shown(text)}, is not a number (at "
+                          f"{r.at(start)})", fix)
+        gain = float(text)
+        if not math.isfinite(gain):
+            raise r.error(f"the gain of label {value}, {_cut(text)}, is not finite",
+                          "write gains as finite numbers")
+        if gain < 0:
+            raise r.error(f"the gain of label {value}, {_cut(text)}, is negative (a negative "
+                          f"gain can push NDCG above 1)",
+                          "use 0 for labels that should count as irrelevant")
+        gains[value] = gain
+        r.spaces()
+        if r.accept(","):
+            continue
+        if r.accept("}"):
+            break
+        raise r.expected("',' or '}' in gains", fix)
+    if not gains:
+        raise r.error("gains={} names no label", fix)
     table = [0.0] * (max(gains) + 1)
-    for label, g in gains.items():
-        table[label] = float(g)
+    for label, gain in gains.items():
+        table[label] = gain
     return table
+
+
+def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
+    """``(key=value, ...)`` at the cursor, into ``got`` (cutoff, rel, dcg, gains)."""
+    allowed = ["cutoff"] + (["rel"] if kind.binary else []) + (
+        ["dcg", "gains"] if kind.name == "ndcg" else [])
+    example = {"ndcg": f"{name}(dcg='exp-log2')@10", "judged": f"{name}@10"}.get(
+        kind.name, f"{name}(rel=2)" + ("@10" if kind.cutoff != "none" else ""))
+    fix = f"write {name}(name=value, ...), e.g. {example}"
+    r.accept("(")
+    seen: dict = {}
+    r.spaces()
+    if r.accept(")"):
+        return
+    while True:
+        r.spaces()
+        start = r.pos
+        key = r.match(_NAME)
+        if not key:
+            raise r.expected(f"a parameter name ({', '.join(allowed)})", fix)
+        if key in seen:
+            raise r.error(f"parameter {key!r} is given twice (at characters {seen[key] + 1} "
+                          f"and {start + 1})", f"give {key} once, e.g. {example}")
+        seen[key] = start
+        if key not in allowed:
+            raise r.error(f"parameter {_shown(key)} is not supported for {name} (only "
+                          f"{', '.join(allowed)})", f"drop it, e.g. {example}")
+        r.spaces()
+        if not r.accept("="):
+            raise r.expected(f"'=' after {key}", f"write {key}=value, e.g. {example}")
+        r.spaces()
+        if key == "cutoff":
+            got["cutoff"] = _cutoff(r, f"{name}(cutoff=10)")
+        elif key == "rel":
+            got["rel"] = _whole(r, "rel", 0, MAX_REL, f"write a threshold from 0 to {MAX_REL}, "
+                                                      f"e.g. {name}(rel=2)")
+        elif key == "dcg":
+            start = r.pos
+            if r.peek() not in ("'", '"'):
+                text = r.match(_WORD)
+                raise r.error(f"dcg must be a quoted string, found "
+                              f"{_shown(text) if text else r.found()} (at {r.at(start)})",
+                              "write dcg='log2' or dcg='exp-log2'")
+            dcg = r.string()
+            if dcg not in _IRM_DCG:
+                raise r.error(f"dcg={_shown(dcg)} is not one of 'log2', 'exp-log2'",
+                              "write dcg='log2' (linear gain) or dcg='exp-log2' (2**label - 1)")
+            got["dcg"] = dcg
+        else:
+            got["gains"] = _gains(r)
+        r.spaces()
+        if r.accept(","):
+            continue
+        if r.accept(")"):
+            return
+        raise r.expected(f"',' or ')' after {key}", fix)
+
+
+def _suggest(name: str) -> str:
+    """`` (did you mean ...?)`` for a name close to a known one."""
+    if len(name) > 40:
+        return ""
+    known = sorted(set(_BY_TREC) | set(_BY_IRM) | set(REGISTRY))
+    close = [k for k in known if k.lower() == name.lower()] or difflib.get_close_matches(
+        name, known, n=2)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 
 def _trec(spec: str):
     """(kind, cutoffs) of a trec_eval name, or None when it is not one."""
     if spec in _BY_TREC:
-        name, sep, params = spec, None, None
-    else:
-        m = re.fullmatch(r"([A-Za-z_]+?)\.(.*)", spec, re.S) or re.fullmatch(
-            r"([A-Za-z_]+)_([0-9][0-9,]*)", spec)
-        if not m:
-            return None
-        name, sep, params = m.group(1), spec[len(m.group(1))], m.group(2)
-    kind = _BY_TREC.get(name)
-    if kind is None:
+        kind = _BY_TREC[spec]
+        return kind, (list(kind.trec_cutoffs) if kind.trec_cut == spec else [None])
+    m = re.match(r"([A-Za-z_]+?)\.", spec) or re.match(r"([A-Za-z_]+)_(?=[0-9])", spec)
+    if not m or m.group(1) not in _BY_TREC:
         return None
-    cut_name = kind.trec_cut == name
-    if sep is None:
-        if cut_name:
-            return kind, list(kind.trec_cutoffs)
-        return kind, [None]
-    if not cut_name:
-        raise _error(spec, f"trec_eval's {name} takes no parameters")
-    parts = [p for p in re.split(r"[,\s]+", params) if p]
-    if not parts:
-        raise _error(spec, f"no cutoff after {name}{sep}")
-    if sep == "_" and len(parts) > 1:
-        raise _error(spec, f"{name}_N names one cutoff; write {name}.{','.join(parts)}")
-    return kind, [_cutoff(p, spec) for p in parts]
+    name, sep = m.group(1), spec[len(m.group(1))]
+    kind = _BY_TREC[name]
+    if kind.trec_cut != name:
+        fix = (f"write {kind.trec_cut}.10 for a cutoff" if kind.trec_cut else
+               f"write {kind.irm}@10 for a cutoff" if kind.cutoff != "none" else
+               f"write {name}")
+        raise _error(spec, f"trec_eval's {name} takes no parameters", fix)
+    r = _Reader(spec)
+    r.pos = m.end()
+    example = f"{name}.5,10" if sep == "." else f"{name}_10"
+    if r.pos == len(spec):
+        raise _error(spec, f"no cutoff after {name}{sep}", f"write {example}")
+    cuts = [_cutoff(r, example)]
+    while r.accept(","):
+        if sep == "_":
+            raise r.error(f"{name}_N names one cutoff", f"write {name}.N,M for several, e.g. "
+                                                        f"{name}.5,10")
+        cuts.append(_cutoff(r, example))
+    if r.pos < len(spec):
+        raise r.expected(f"',' or the end after cutoff {cuts[-1]}", f"write {example}")
+    return kind, cuts
 
 
-def _irm(spec: str, rel_default):
+def _irm(spec: str):
     """(kind, cutoff, rel, gain) of an ir_measures name (or fastndcg's column name)."""
-    m = re.fullmatch(r"([A-Za-z_]+)(?:\((.*)\))?(?:@([^()]*))?(?:\((.*)\))?", spec, re.S)
-    if not m:
-        raise _error(spec, "not a measure fastndcg knows")
-    name, args, at, args2 = m.group(1), m.group(2), m.group(3), m.group(4)
+    r = _Reader(spec)
+    name = r.match(_NAME)
+    if not name:
+        raise r.expected("a measure name (letters and '_')", _GENERAL)
     own = REGISTRY.get(name)
     kind = _BY_IRM.get(name) or own
     if kind is None:
-        raise _error(spec, f"{name!r} is not a measure fastndcg knows (known: "
-                           f"{', '.join(sorted(_BY_IRM))})")
-    if args is not None and args2 is not None:
-        raise _error(spec, "parameters are given twice")
-    if args2 is not None and own is None:
-        raise _error(spec, f"write ir_measures' parameters before the cutoff: {name}(...)@k")
-    args = args if args is not None else args2
-    cutoff = None if at is None else _cutoff(at, spec)
-    rel = None
-    gain: object = "linear" if kind.name == "ndcg" else None
-    seen = set()
-    for arg in (_split_args(args, spec) if args is not None else []):
-        key, eq, value = arg.partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or not key:
-            raise _error(spec, f"parameter {arg.strip()!r} is not name=value")
-        if key in seen:
-            raise _error(spec, f"parameter {key!r} is given twice")
-        seen.add(key)
-        if key == "cutoff":
-            if cutoff is not None:
-                raise _error(spec, "the cutoff is given twice")
-            cutoff = _cutoff(value, spec)
-        elif key == "rel" and kind.binary:
-            if not re.fullmatch(r"\d+", value):
-                raise _error(spec, f"rel={value} is not a non-negative integer")
-            rel = int(value)
-        elif key == "dcg" and kind.name == "ndcg":
-            dcg = value.strip("'\"")
-            if dcg not in _IRM_DCG or value[:1] not in "'\"" or value[:1] != value[-1:]:
-                raise _error(spec, f"dcg={value} is not one of 'log2', 'exp-log2'")
-            gain = _IRM_DCG[dcg]
-        elif key == "gains" and kind.name == "ndcg":
-            gain = _gains_table(value, spec)
-        else:
-            allowed = ["cutoff"] + (["rel"] if kind.binary else []) + (
-                ["dcg", "gains"] if kind.name == "ndcg" else [])
-            raise _error(spec, f"parameter {key!r} is not supported for {name} (only "
-                               f"{', '.join(allowed)})")
+        raise r.error(f"{_shown(name)} is not a measure fastndcg knows{_suggest(name)}",
+                      f"{_GENERAL}; known: {', '.join(sorted(_BY_IRM))}")
+    got: dict = {"cutoff": None, "rel": None, "dcg": "log2", "gains": None}
+    before = r.peek() == "("
+    if before:
+        _params(r, kind, name, got)
+    at = None
+    if r.accept("@"):
+        at = _cutoff(r, f"{name}@10")
+    if r.peek() == "(":
+        if before:
+            raise r.error(f"parameters are given twice (a second list at {r.at()})",
+                          f"give them once: {name}(...)@k")
+        if own is None:
+            raise r.error(f"write ir_measures' parameters before the cutoff: {name}(...)@k",
+                          f"e.g. {name}(rel=2)@10")
+        _params(r, kind, name, got)
+    if r.pos < len(spec):
+        fix = (f"write {name}@10 for a cutoff" if kind.cutoff != "none" else f"write {name}"
+               ) + (f", {name}(rel=2) for a threshold" if kind.binary else "")
+        raise r.expected("'(', '@' or the end" if at is None else "'(' or the end", fix)
+    if at is not None and got["cutoff"] is not None:
+        raise r.error(f"the cutoff is given twice (cutoff={got['cutoff']} and @{at})",
+                      f"give it once: {name}@{at}")
+    cutoff = at if at is not None else got["cutoff"]
     if kind.cutoff == "none" and cutoff is not None:
-        raise _error(spec, f"{name} takes no cutoff")
+        raise r.error(f"{name} takes no cutoff", f"write {name}")
     if kind.cutoff == "required" and cutoff is None:
-        raise _error(spec, f"{name} needs a cutoff, e.g. {name}@10")
-    return kind, cutoff, rel, gain
+        raise r.error(f"{name} needs a cutoff", f"write e.g. {name}@10")
+    if got["gains"] is not None and got["dcg"] != "log2":
+        raise r.error(f"gains and dcg={got['dcg']!r} do not go together (a table gives each "
+                      f"label its gain as it is)", f"write the gains wanted in the table and "
+                      f"drop dcg, e.g. {_GAINS_EXAMPLE}")
+    gain = None
+    if kind.name == "ndcg":
+        gain = got["gains"] if got["gains"] is not None else _IRM_DCG[got["dcg"]]
+    return kind, cutoff, got["rel"], gain
 
 
 def _items(measures) -> list[str]:
-    def split(text: str) -> list[str]:  # on spaces outside brackets
-        return re.findall(r"(?:[^\s(]|\([^)]*\))+", text)
-
+    usage = ("measure takes a measure name or a list of them (e.g. 'map P.5,10' or "
+             "['nDCG@10', 'AP', 'P@5'])")
     if isinstance(measures, str):
-        return split(measures)
-    if isinstance(measures, (list, tuple)) and all(isinstance(m, str) for m in measures):
-        return [piece for m in measures for piece in split(m)]
-    raise TypeError(f"measure takes a measure name or a list of them (e.g. 'map P.5,10' or "
-                    f"['nDCG@10', 'AP', 'P@5']), got {measures!r}")
+        return _split(measures)
+    if not isinstance(measures, (list, tuple)):
+        hint = "; decode the bytes first" if isinstance(measures, (bytes, bytearray)) else ""
+        raise TypeError(f"{usage}, got {_cut(repr(measures))}{hint}")
+    for i, m in enumerate(measures):
+        if not isinstance(m, str):
+            raise TypeError(f"{usage}, got {_cut(repr(measures))}: measure[{i}] is "
+                            f"{_cut(repr(m))} ({type(m).__name__}), not a str; write each "
+                            f"measure as text, e.g. 'P@10'")
+    return [piece for m in measures for piece in _split(m)]
 
 
 def parse(measures, rel: int | None = None) -> Parsed:
@@ -326,7 +576,8 @@ def parse(measures, rel: int | None = None) -> Parsed:
     default_rel = 1 if rel is None else check_rel(rel)
     items = _items(measures)
     if not items:
-        raise ValueError("measure is empty; name at least one, e.g. 'ndcg_cut.10' or 'AP'")
+        raise ValueError(f"measure is empty: {_cut(repr(measures))} names no measure; name at "
+                         f"least one, e.g. 'ndcg_cut.10' or 'AP'")
     out = Parsed(rel=default_rel)
     gains: list = []
     seen: set = set()
@@ -336,7 +587,7 @@ def parse(measures, rel: int | None = None) -> Parsed:
             kind, cuts = trec
             found = [(kind, c, None, "linear" if kind.name == "ndcg" else None) for c in cuts]
         else:
-            found = [_irm(item, default_rel)]
+            found = [_irm(item)]
         for kind, cutoff, r, gain in found:
             if kind.name == "ndcg":
                 gains.append((item, gain))
@@ -352,8 +603,8 @@ def parse(measures, rel: int | None = None) -> Parsed:
         first = gains[0]
         for item, g in gains[1:]:
             if g != first[1]:
-                raise ValueError(f"measures {first[0]!r} and {item!r} use different gains; "
-                                 f"evaluate them in separate calls")
+                raise ValueError(f"measures {_shown(first[0])} and {_shown(item)} use different "
+                                 f"gains; evaluate them in separate calls")
         out.gain = first[1]
     return out
 
