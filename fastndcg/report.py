@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import sys
 import uuid
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Iterator
 
 import numpy as np
@@ -42,6 +44,16 @@ class Totals:
     weighted by the query weights when the evaluation has them (``wsums`` /
     ``weights``: sums of weight x value and of weight, per cutoff).
 
+    No finite input overflows a sum: each sum is kept as a float times a power of
+    two, ``sums * 2**sums_exp`` (and ``wsums * 2**wsums_exp``, ``weights *
+    2**weights_exp``), one exponent per cutoff. The exponents stay 0, and the sums
+    are the plain float64 sums, while the terms lie within ``2**-64 .. 2**448``;
+    beyond that a chunk's terms are divided by a power of two (exact) before they
+    are added, and ``merge`` brings two sums to the larger exponent. ``mean``
+    divides the two sums exactly and rounds once, so ordinary inputs give the
+    very bits a plain ``sum / count`` gives, and weights anywhere from the
+    smallest to the largest float still give the weighted mean.
+
     >>> a = Totals.of(["ndcg@3"], np.array([[0.5], [1.0]]), np.array([False, True]), 7)
     >>> b = Totals.of(["ndcg@3"], np.array([[0.0]]), np.array([False]), 2)
     >>> a.merge(b).mean
@@ -50,6 +62,10 @@ class Totals:
     ...               weight=np.array([3.0, 1.0]))
     >>> w.mean
     {'ndcg@3': 0.625}
+    >>> huge = Totals.of(["ndcg@3"], np.array([[0.5], [1.0]]), np.array([False, False]), 2,
+    ...                  weight=np.array([1e308, 1e308]))
+    >>> huge.mean, huge.weights_exp
+    ({'ndcg@3': 0.75}, array([1024]))
     """
     names: list[str]
     sums: np.ndarray
@@ -59,6 +75,10 @@ class Totals:
     n_zero_idcg: int = 0
     wsums: np.ndarray | None = None
     weights: np.ndarray | None = None
+    # the power of two each sum is scaled by, per cutoff (None: 0)
+    sums_exp: np.ndarray | None = None
+    wsums_exp: np.ndarray | None = None
+    weights_exp: np.ndarray | None = None
 
     @classmethod
     def empty(cls, names: list[str], weighted: bool = False) -> "Totals":
@@ -69,58 +89,130 @@ class Totals:
 
     @classmethod
     def of(cls, names: list[str], values: np.ndarray, zero: np.ndarray, n_rows: int,
-           weight: np.ndarray | None = None) -> "Totals":
+           weight: np.ndarray | None = None, ids: pa.Array | None = None) -> "Totals":
         ok = ~np.isnan(values)
         clean = np.where(ok, values, 0.0)
-        wsums = weights = None
+        _check_finite(names, clean, ids)
+        v, sums_exp = _scaled(clean)
+        wsums = weights = wsums_exp = weights_exp = None
         if weight is not None:
-            w = np.where(ok, np.asarray(weight, np.float64)[:, None], 0.0)
-            wsums, weights = (clean * w).sum(axis=0), w.sum(axis=0)
-        return cls(list(names), clean.sum(axis=0), ok.sum(axis=0), len(values), int(n_rows),
-                   int(np.count_nonzero(zero)), wsums, weights)
+            w, weights_exp = _scaled(np.where(ok, np.asarray(weight, np.float64)[:, None], 0.0))
+            wsums, weights = (v * w).sum(axis=0), w.sum(axis=0)
+            wsums_exp = sums_exp + weights_exp
+        return cls(list(names), v.sum(axis=0), ok.sum(axis=0), len(values), int(n_rows),
+                   int(np.count_nonzero(zero)), wsums, weights, sums_exp, wsums_exp,
+                   weights_exp)
 
     @classmethod
     def of_rows(cls, names: list[str], rows) -> "Totals":
-        return cls.of(names, rows.values, rows.zero, 0, rows.weight)
+        return cls.of(names, rows.values, rows.zero, 0, rows.weight, rows.ids)
+
+    def _exp(self, which: str) -> np.ndarray:
+        e = getattr(self, which + "_exp")
+        return np.zeros(len(self.names), np.int64) if e is None else e
 
     def merge(self, other: "Totals") -> "Totals":
         if self.names != other.names:
             raise ValueError(f"cannot merge totals of {self.names} and {other.names}")
-        weighted = self.wsums is not None or other.wsums is not None
-        return Totals(self.names, self.sums + other.sums, self.counts + other.counts,
-                      self.n_queries + other.n_queries, self.n_rows + other.n_rows,
-                      self.n_zero_idcg + other.n_zero_idcg,
-                      _add(self.wsums, other.wsums) if weighted else None,
-                      _add(self.weights, other.weights) if weighted else None)
+        return self._combine(other, 1.0)
 
     def subtract(self, other: "Totals") -> "Totals":
         """These totals without those of ``other`` (a subset of their queries)."""
-        weighted = self.wsums is not None
-        return Totals(self.names, self.sums - other.sums, self.counts - other.counts,
-                      self.n_queries - other.n_queries, self.n_rows,
-                      self.n_zero_idcg - other.n_zero_idcg,
-                      _add(self.wsums, -_zero_if_none(other.wsums, self)) if weighted else None,
-                      _add(self.weights, -_zero_if_none(other.weights, self)) if weighted else None)
+        out = self._combine(other, -1.0)
+        out.n_rows = self.n_rows
+        return out
+
+    def _combine(self, other: "Totals", sign: float) -> "Totals":
+        sums, sums_exp = _plus(self.sums, self._exp("sums"), sign * other.sums,
+                               other._exp("sums"))
+        wsums = weights = wsums_exp = weights_exp = None
+        if self.wsums is not None or (sign > 0 and other.wsums is not None):
+            wsums, wsums_exp = _plus(self.wsums, self._exp("wsums"),
+                                     None if other.wsums is None else sign * other.wsums,
+                                     other._exp("wsums"))
+            weights, weights_exp = _plus(self.weights, self._exp("weights"),
+                                         None if other.weights is None else sign * other.weights,
+                                         other._exp("weights"))
+        s = int(sign)
+        return Totals(self.names, sums, self.counts + s * other.counts,
+                      self.n_queries + s * other.n_queries, self.n_rows + s * other.n_rows,
+                      self.n_zero_idcg + s * other.n_zero_idcg, wsums, weights, sums_exp,
+                      wsums_exp, weights_exp)
 
     @property
     def mean(self) -> dict[str, float]:
         if self.wsums is not None:
-            return {n: (float(s / w) if w else math.nan)
-                    for n, s, w in zip(self.names, self.wsums, self.weights)}
-        return {n: (float(s / c) if c else math.nan)
-                for n, s, c in zip(self.names, self.sums, self.counts)}
+            return {n: _quotient(s, es, w, ew) for n, s, es, w, ew in
+                    zip(self.names, self.wsums, self._exp("wsums"), self.weights,
+                        self._exp("weights"))}
+        return {n: _quotient(s, es, c, 0)
+                for n, s, es, c in zip(self.names, self.sums, self._exp("sums"), self.counts)}
 
 
-def _add(a, b):
+# A column's terms are summed as they are while its largest |term| lies within
+# 2**-_LOW .. 2**_HIGH: a product of two such terms is below 2**896, and 2**63 of
+# those below 2**959, so no sum overflows; and the largest weight is not so small
+# that its products with values fall among the subnormal floats, which keep fewer
+# bits. Beyond, the terms are scaled (see Totals).
+_HIGH = 448
+_LOW = 64
+
+
+def _scaled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x / 2**e, e) per column of x: e is 0 while the column's largest |x| lies
+    within 2**-_LOW .. 2**_HIGH, else that one's binary exponent (the scaled terms
+    then lie within [-1, 1]). Dividing by a power of two is exact."""
+    big = np.max(np.abs(x), axis=0, initial=0.0)
+    e = np.frexp(big)[1].astype(np.int64)  # 2**(e-1) <= big < 2**e
+    e = np.where((big > 0) & ((e > _HIGH) | (e <= -_LOW)), e, 0)
+    return (np.ldexp(x, -e) if e.any() else x), e
+
+
+def _plus(a, ea, b, eb):
+    """The sum of a * 2**ea and b * 2**eb (per cutoff) as (sum, exponent); a None
+    side adds nothing."""
     if a is None:
-        return b
+        return b, (None if b is None else eb)
     if b is None:
-        return a
-    return a + b
+        return a, ea
+    if np.array_equal(ea, eb):
+        return a + b, ea
+    # at the larger exponent of the two (a zero sum has no say): the smaller
+    # one is divided by a power of two, so neither grows
+    e = np.where(a == 0, eb, np.where(b == 0, ea, np.maximum(ea, eb)))
+    return np.ldexp(a, ea - e) + np.ldexp(b, eb - e), e
 
 
-def _zero_if_none(a, like: Totals):
-    return np.zeros(len(like.names)) if a is None else a
+def _quotient(num, num_exp, den, den_exp) -> float:
+    """num * 2**num_exp / (den * 2**den_exp) rounded once to the nearest float64
+    (for exponents 0 the very bits of ``num / den``); NaN when den is 0."""
+    if not den:
+        return math.nan
+    if not num:  # 0 (or -0.0, as num / den gives it)
+        return float(num) / float(den)
+    q = Fraction(float(num)) / Fraction(den.item() if isinstance(den, np.generic) else den)
+    shift = int(num_exp) - int(den_exp)
+    q = q * (1 << shift) if shift >= 0 else q / (1 << -shift)
+    try:
+        return float(q)
+    except OverflowError:  # a mean lies within its values: only rounding of the sums
+        return math.copysign(sys.float_info.max, q)  # can carry it past the largest float
+
+
+def _check_finite(names: list[str], values: np.ndarray, ids: pa.Array | None) -> None:
+    """A per-query value that overflowed float64 (an NDCG whose DCG is far larger
+    than its IDCG) has no mean: an error naming it, never an inf or NaN mean."""
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    q, c = (int(i) for i in np.argwhere(bad)[0])
+    who = f"query {ids[q].as_py()!r}" if ids is not None else f"the query at position {q}"
+    n = int(bad[:, c].sum())
+    more = f" ({n:,} queries are like this)" if n > 1 else ""
+    raise ValueError(f"{names[c]} of {who} is {float(values[q, c])!r} in float64: its exact "
+                     f"value lies beyond float64's range, so no mean of {names[c]} can be "
+                     f"given{more}; bring the labels into a narrower range (rescale them, or "
+                     f"pass negative_labels='zero')")
 
 
 # --------------------------------------------------------------------------- parts
