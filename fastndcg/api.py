@@ -454,6 +454,19 @@ def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore
                          want_idcg)[:2]
 
 
+def _scaled_weights(sample_weight):
+    """Weights times a power of two (exact; the weighted mean does not change) when
+    their largest is so large or small that summing them would overflow or lose
+    them; ordinary weights are passed on untouched."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    top = float(np.max(np.abs(w), initial=0.0))
+    if top == 0.0 or not np.isfinite(top) or 2.0 ** -500 <= top <= 2.0 ** 500:
+        return sample_weight
+    return np.ldexp(w, -int(np.frexp(top)[1]))
+
+
 def ndcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
                sample_weight: ArrayLike | None = None, ignore_ties: bool = False) -> float:
     """Drop-in replacement for ``sklearn.metrics.ndcg_score``: same results (to
@@ -479,7 +492,7 @@ def ndcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
     dcg_v, idcg_v = _sk_rows(y_true, y_score, k, 2.0, bool(ignore_ties), True)
     gain = np.divide(dcg_v[:, 0], idcg_v[:, 0], out=np.zeros(len(dcg_v)),
                      where=idcg_v[:, 0] != 0)
-    return float(np.average(gain, weights=sample_weight))
+    return float(np.average(gain, weights=_scaled_weights(sample_weight)))
 
 
 def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
@@ -500,4 +513,4 @@ def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
     y_true, y_score, k = _sk_inputs("dcg_score", y_true, y_score, k, sample_weight, ignore_ties)
     _sk_target_type(y_true)
     dcg_v, _ = _sk_rows(y_true, y_score, k, float(log_base), bool(ignore_ties), False)
-    return float(np.average(dcg_v[:, 0], weights=sample_weight))
+    return float(np.average(dcg_v[:, 0], weights=_scaled_weights(sample_weight)))

@@ -347,3 +347,20 @@ def test_ordinary_evaluations_keep_their_bits(case):
     kw, want = BEFORE[case]
     got = fastndcg.evaluate(ordinary_log(shuffle=case == "scattered"), **kw).mean
     assert {k: v.hex() for k, v in got.items()} == want
+
+
+def test_sklearn_drop_ins_with_huge_weights():
+    """ndcg_score/dcg_score with weights near the float64 maximum: the weighted mean
+    of equal weights is the plain mean (scikit-learn's np.average gives 0.0 here)."""
+    import fastndcg
+
+    y_true = [[1, 0, 2], [0, 1, 1], [3, 0, 0]]
+    y_score = [[0.3, 0.2, 0.1], [0.1, 0.2, 0.3], [0.5, 0.9, 0.1]]
+    for func in (fastndcg.ndcg_score, fastndcg.dcg_score):
+        plain = func(y_true, y_score)
+        huge = func(y_true, y_score, sample_weight=[1e308, 1e308, 1e308])
+        assert math.isfinite(huge)
+        assert huge == pytest.approx(plain, rel=1e-15)
+        # unequal huge weights: the same as the same ratios at ordinary scale
+        assert func(y_true, y_score, sample_weight=[4e307, 1e308, 2e307]) == pytest.approx(
+            func(y_true, y_score, sample_weight=[0.4, 1.0, 0.2]), rel=1e-14)
