@@ -697,18 +697,15 @@ class Report:
         return out
 
     def write(self, path: str | os.PathLike) -> None:
-        """Write ``per_query`` to ``.parquet`` or ``.csv`` (chosen by the extension)."""
-        path = os.fspath(path)
-        ext = os.path.splitext(path)[1].lower()
-        if ext in (".parquet", ".pq"):
+        """Write ``per_query`` to ``.parquet`` or ``.csv`` (chosen by the extension),
+        through the output guard (links, FIFOs, directories, writability)."""
+        path = V.output_path(path, "path", exts=_FILE_EXTS)
+        if os.path.splitext(path)[1].lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
             pq.write_table(self.per_query, path)
-        elif ext == ".csv":
+        else:
             import pyarrow.csv as csv
             csv.write_csv(self.per_query, path)
-        else:
-            raise ValueError(f"cannot tell the format of {path!r} from its extension; name it "
-                             f"*.parquet or *.csv")
 
     def format_table(self) -> str:
         """An aligned text table of the means and counts."""

@@ -163,3 +163,17 @@ def test_python_m_fastndcg_empty_option_is_one_line(log):
     assert done.returncode == 2
     assert done.stderr.startswith("fastndcg: error: --per-query is empty")
     assert done.stderr.count("\n") == 1
+
+
+def test_report_write_goes_through_the_guard(log, tmp_path):
+    report = fastndcg.evaluate(str(log), k=3, per_query=None)
+    with pytest.raises(ValueError, match=r"path must name a \.parquet, \.pq, \.csv file"):
+        report.write(tmp_path / "out.txt")
+    with pytest.raises(ValueError, match="is a directory; name a file"):
+        report.write(tmp_path)
+    with pytest.raises(ValueError, match="empty path"):
+        report.write("")
+    report.write(tmp_path / "out.csv")
+    assert open(tmp_path / "out.csv").readline().startswith('"query_id"')
+    report.write(tmp_path / "out.parquet")
+    assert pq.read_table(tmp_path / "out.parquet").num_rows == 20
