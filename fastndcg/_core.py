@@ -201,7 +201,9 @@ def kernel_labels(arr: np.ndarray) -> np.ndarray:
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "f":
         return arr if size == 8 else arr.astype(np.float64)
-    if kind == "b" or size <= 2 or arr.dtype == np.int32:
+    if arr.dtype == np.int32:  # already a kernel type: no copy
+        return arr
+    if kind == "b" or size <= 2:
         return arr.astype(np.int32)
     lo, hi = _int_range(arr)
     if np.iinfo(np.int32).min <= lo and hi <= np.iinfo(np.int32).max:

@@ -569,14 +569,11 @@ def _refuse_empty(args, parser) -> None:
              for a in sub.choices[args.command]._actions}
     for dest, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            if not isinstance(v, str):
-                continue
-            if not v.strip():
-                raise _UsageError(f"{flags.get(dest, dest)} is empty ({v!r}); give a value, "
-                                  f"or leave the option out")
-            if "\0" in v:
-                raise _UsageError(f"{flags.get(dest, dest)} contains a NUL byte: "
-                                  f"{V.shown(v)}; remove it")
+            if isinstance(v, str):
+                try:
+                    V.text(v, flags.get(dest, dest), what="a value")
+                except ValueError as err:
+                    raise _UsageError(str(err)) from None
 
 
 def _warmup(args) -> int:

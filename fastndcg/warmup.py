@@ -113,13 +113,13 @@ def _compare() -> Callable[[], None]:
     from .compare import compare
 
     def run():
+        import pyarrow as pa
+
         _, _, log = _tables(True)
         compare(log, ["score", "score_b"], k=10, n_resamples=200)  # exact sign-flip test
-        big = _tables(True)[2]
-        import pyarrow as pa
-        n = 40  # enough queries for the resampled sign-flip test
-        rep = pa.concat_tables([big.set_column(0, "query_id", pa.array(
-            np.asarray(big.column("query_id")) + 100 * i)) for i in range(n)])
+        n = 40  # copies with new query ids: enough queries for the resampled test
+        rep = pa.concat_tables([log.set_column(0, "query_id", pa.array(
+            np.asarray(log.column("query_id")) + 100 * i)) for i in range(n)])
         compare(rep, ["score", "score_b"], k=10, n_resamples=200)
     return run
 
