@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 import stat
 import tempfile
 from typing import Iterable
@@ -22,8 +23,9 @@ PLOT_EXTS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what matplotlib writes 
 
 def shown(value) -> str:
     """``repr(value)``, shortened to MAX_SHOWN characters: its start and its end
-    (where a path keeps its file name)."""
-    text = repr(value)
+    (where a path keeps its file name). A multi-line repr (a NumPy array, a
+    DataFrame) is put on one line: a message is one line."""
+    text = re.sub(r"\n\s*", " ", repr(value))  # a str's repr escapes its own newlines
     if len(text) <= MAX_SHOWN:
         return text
     head = (MAX_SHOWN - 3) // 3
