@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels as K
+from ._validate import shown
 
 
 GAIN_NAMES = {"exp2": K.EXP2, "linear": K.LINEAR}
@@ -216,7 +217,12 @@ def numeric(arr: np.ndarray, name: str, convert=None) -> np.ndarray:
     (:func:`kernel_scores` or :func:`kernel_labels`) when given."""
     kind = arr.dtype.kind
     if kind not in "biuf":
-        hint = " (missing values?)" if kind == "O" else ""
+        values = arr.ravel().tolist()
+        bad = next((i for i, v in enumerate(values) if kind != "O" or v is None
+                    or isinstance(v, bool) or not isinstance(v, numbers.Real)), None)
+        hint = " (missing values?)" if kind == "O" and (bad is None or values[bad] is None) else ""
+        if bad is not None:  # the first value that is not a number
+            hint += f": {shown(values[bad])} at row {bad} is not a number"
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}{hint}; convert it, "
                         f"e.g. numpy.asarray({name}, dtype=float)")
     if not arr.dtype.isnative:

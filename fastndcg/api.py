@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _core as C
 from . import _kernels as K
+from . import _validate as V
 from .presets import resolve
 
 ArrayLike = Any
@@ -45,19 +46,25 @@ def _column(x, name: str) -> np.ndarray:
     """A 1-D numeric NumPy view of ``x`` (copied only when NumPy or Numba need it)."""
     if _is_arrow(x):
         if x.null_count:
-            raise ValueError(f"{name} has {x.null_count} null value(s); fill or drop "
-                             f"them before scoring")
+            row = x.to_pylist().index(None)
+            raise ValueError(f"{name} has {x.null_count} null value(s) (first at row {row}); "
+                             f"fill or drop them before scoring")
         if hasattr(x, "combine_chunks"):
             x = x.combine_chunks()
         x = x.to_numpy(zero_copy_only=False)
     if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
+        raise TypeError(f"{name} must be an array of numbers, got {V.shown(x)} "
+                        f"({type(x).__name__})")
     x = _unmasked(x, name)
     try:
         arr = np.asarray(x)
     except ValueError:  # ragged nested lists
         raise ValueError(f"{name} must be a 1-D array of numbers (one per row); got nested "
-                         f"sequences of different lengths") from None
+                         f"sequences of different lengths: {V.shown(x)}") from None
+    if arr.ndim == 0:  # a scalar, or a dict / set / generator NumPy cannot unpack
+        raise ValueError(f"{name} must be 1-D (one value per row), got {V.shown(x)} "
+                         f"({type(x).__name__}), a single value; pass a list or a 1-D array "
+                         f"of numbers")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}; for "
                          f"a dense (n_queries, n_items) matrix use fastndcg.ndcg_score, or pass "
@@ -66,7 +73,16 @@ def _column(x, name: str) -> np.ndarray:
 
 
 def _offsets(offsets, n_rows: int) -> np.ndarray:
+    if _is_arrow(offsets) and offsets.null_count:
+        raise ValueError(f"offsets has {offsets.null_count} null value(s) (first at entry "
+                         f"{offsets.to_pylist().index(None)}): {V.shown(offsets.to_pylist())}; "
+                         f"every entry is a row position, e.g. [0, 2, 4] for two queries of "
+                         f"2 rows")
     arr = np.asarray(offsets.to_numpy(zero_copy_only=False) if _is_arrow(offsets) else offsets)
+    if arr.ndim == 0:
+        raise ValueError(f"offsets must be a 1-D array of n_queries + 1 row positions starting "
+                         f"at 0, got {V.shown(offsets)} ({type(offsets).__name__}), a single "
+                         f"value; e.g. [0, 2, 4] for two queries of 2 rows")
     if arr.ndim != 1 or len(arr) == 0:
         raise ValueError(f"offsets must be a 1-D array of n_queries + 1 row positions starting "
                          f"at 0, got shape {arr.shape}")
@@ -111,15 +127,32 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
                 try:
                     raw = np.asarray(raw)
                 except ValueError:
-                    raise ValueError("query_ids must be a 1-D array of ids (numbers or "
-                                     "strings), one per row; got nested sequences of different "
-                                     "lengths") from None
+                    raise ValueError(f"query_ids must be a 1-D array of ids (numbers or "
+                                     f"strings), one per row; got nested sequences of different "
+                                     f"lengths: {V.shown(query_ids)}") from None
+                if raw.ndim != 1:
+                    got = (f"shape {raw.shape}" if raw.ndim else
+                           f"{type(query_ids).__name__}, a single value")
+                    raise TypeError(f"query_ids must be a 1-D array of ids (numbers or "
+                                    f"strings), one per row; got {V.shown(query_ids)} "
+                                    f"({got})")
                 if not raw.dtype.isnative:
                     raw = raw.astype(raw.dtype.newbyteorder("="))
                 ids = pa.array(raw, from_pandas=True)  # NaN and None are missing ids
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
-        raise TypeError(f"query_ids must be a 1-D array of ids (numbers or strings): "
-                        f"{' '.join(str(err).split())}") from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        kinds = None
+        if isinstance(raw, np.ndarray) and raw.dtype == object:
+            kinds = sorted({type(v).__name__ for v in raw.tolist()})
+        if kinds and len(kinds) > 1:
+            why = f"mixes kinds of ids ({', '.join(kinds)}): {V.shown(query_ids)}"
+        elif isinstance(raw, np.ndarray):
+            why = f"got dtype {raw.dtype}: {V.shown(query_ids)}"
+        else:
+            why = f"got {V.shown(query_ids)} ({type(query_ids).__name__})"
+        fix = ("make every id one kind, e.g. a string" if kinds and len(kinds) > 1 else
+               "convert them to numbers or strings")
+        raise TypeError(f"query_ids must be a 1-D array of ids (numbers or strings), one per "
+                        f"row; {why}; {fix}") from None
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
     if pa.types.is_dictionary(ids.type):  # categorical ids: group by value, not by code

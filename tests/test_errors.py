@@ -71,12 +71,19 @@ def test_offsets_must_be_integers(offsets):
         fastndcg.ndcg(S, L, offsets)
 
 
-@pytest.mark.parametrize("offsets", [[[0, 2], [2, 4]], np.zeros((0,), np.int64), 4])
+@pytest.mark.parametrize("offsets", [[[0, 2], [2, 4]], np.zeros((0,), np.int64)])
 def test_offsets_must_be_1d_and_non_empty(offsets):
     shape = np.asarray(offsets).shape
     with pytest.raises(ValueError, match=esc(f"offsets must be a 1-D array of n_queries + 1 row "
                                              f"positions starting at 0, got shape {shape}")):
         fastndcg.ndcg(S, L, offsets)
+
+
+def test_offsets_single_value_is_shown():
+    with pytest.raises(ValueError, match=esc("offsets must be a 1-D array of n_queries + 1 row "
+                                             "positions starting at 0, got 4 (int), a single "
+                                             "value; e.g. [0, 2, 4]")):
+        fastndcg.ndcg(S, L, 4)
 
 
 def test_offsets_and_query_ids_together():
@@ -298,7 +305,8 @@ def test_exp2_label_1023_is_allowed():
 
 @pytest.mark.parametrize("role", ["scores", "labels"])
 @pytest.mark.parametrize("bad,error,pattern", [
-    (["a", "b", "c", "d"], TypeError, r"{role} must hold numbers, got dtype <U1; convert it, "
+    (["a", "b", "c", "d"], TypeError, r"{role} must hold numbers, got dtype <U1: 'a' at row 0 "
+                                      r"is not a number; convert it, "
                                       r"e\.g\. numpy\.asarray\({role}, dtype=float\)"),
     (np.array([1.0, None, 2.0, 3.0], dtype=object), TypeError,
      r"{role} must hold numbers, got dtype object \(missing values\?\)"),
@@ -307,10 +315,10 @@ def test_exp2_label_1023_is_allowed():
      r"{role} must hold numbers, got dtype datetime64\[D\]"),
     (np.ones((2, 2)), ValueError, r"{role} must be 1-D \(one value per row\), got shape "
                                   r"\(2, 2\); .*fastndcg\.ndcg_score.*{role}\.ravel\(\)"),
-    ("abcd", TypeError, r"{role} must be an array of numbers, got str"),
-    (None, TypeError, r"{role} must be an array of numbers, got NoneType"),
-    (pa.array([1.0, None, 2.0, 3.0]), ValueError, r"{role} has 1 null value\(s\); fill or drop "
-                                                  r"them before scoring"),
+    ("abcd", TypeError, r"{role} must be an array of numbers, got 'abcd' \(str\)"),
+    (None, TypeError, r"{role} must be an array of numbers, got None \(NoneType\)"),
+    (pa.array([1.0, None, 2.0, 3.0]), ValueError, r"{role} has 1 null value\(s\) \(first at row "
+                                                  r"1\); fill or drop them before scoring"),
 ])
 def test_bad_scores_and_labels(role, bad, error, pattern):
     args = {"scores": S, "labels": L.astype(np.float64)}
