@@ -218,8 +218,12 @@ def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Sour
     schemas = []
     for p in paths:
         if not is_parquet_file(p):
-            raise ValueError(f"{p!r} is not a Parquet file (no PAR1 magic bytes); evaluate reads "
-                             f"Parquet logs, or a TREC run text file together with qrels")
+            with open(p, "rb") as f:
+                head = f.read(16)
+            what = f"it starts with {head!r}" if head else "it is empty, 0 bytes"
+            raise ValueError(f"{p!r} is not a Parquet file (no PAR1 magic bytes; {what}); "
+                             f"evaluate reads Parquet logs, or a TREC run text file together "
+                             f"with qrels")
         try:
             meta = pq.ParquetFile(p).metadata
             schema = meta.schema.to_arrow_schema()
@@ -332,10 +336,16 @@ def _frame_table(source) -> tuple[pa.Table, str] | None:
         except (pa.ArrowTypeError, pa.ArrowInvalid) as err:
             import re
             found = re.search(r"for column (\S+) with type (\S+)", str(err))
-            where = f"column {found.group(1)!r} ({found.group(2)})" if found else "a column"
+            name = found.group(1).strip("'\"") if found else None
+            if name is not None and name in source.columns:
+                kinds = sorted({type(v).__name__ for v in source[name].tolist()})
+                where = f"column {name!r} (dtype {source[name].dtype}, holding {', '.join(kinds)})"
+                fix = f"df[{name!r}].astype(float)"
+            else:
+                where, fix = "a column", "df[column].astype(float)"
             raise TypeError(f"the pandas DataFrame's {where} mixes kinds of values (e.g. text "
                             f"and numbers) and cannot be read; make it one type, e.g. "
-                            f"df[col].astype(float)") from None
+                            f"{fix}") from None
     if module == "polars" and type(source).__name__ in ("DataFrame", "LazyFrame"):
         frame = source.collect() if type(source).__name__ == "LazyFrame" else source
         return frame.to_arrow(), "the polars DataFrame"
@@ -369,7 +379,7 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
         return _table_source(frame[0], roles, frame[1], batch_rows)
     raise TypeError(f"cannot read a {type(source).__name__} as a search log; pass a Parquet "
                     f"file, directory or glob, a pyarrow Table / Dataset / RecordBatchReader, "
-                    f"or a pandas or polars DataFrame")
+                    f"or a pandas or polars DataFrame; got {V.shown(source)}")
 
 
 # --------------------------------------------------------------------------- TREC text files
@@ -416,7 +426,15 @@ def _lines(path: str) -> pa.Array:
     try:
         text = pa.array([data], pa.large_binary()).cast(pa.large_string())
     except pa.ArrowInvalid:
-        raise ValueError(f"{path!r} is not UTF-8 text; is it a TREC file?") from None
+        raw = bytes(data)
+        try:
+            raw.decode("utf-8")
+            where = ""
+        except UnicodeDecodeError as err:
+            line = raw.count(b"\n", 0, err.start) + 1
+            where = f" (byte 0x{raw[err.start]:02x} at line {line}, offset {err.start})"
+        raise ValueError(f"{path!r} is not UTF-8 text{where}; is it a TREC file? If it is, "
+                         f"save it as UTF-8 (e.g. iconv -f ITS-ENCODING -t utf-8)") from None
     if text[0].as_py().startswith("\ufeff"):  # a byte-order mark
         text = pc.utf8_slice_codeunits(text, 1)
     # \n, \r\n and a lone \r all end a line (old Mac files, mixed line ends)

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from . import _core as C
 from . import _kernels as K
+from . import _validate as V
 from . import io
 from ._arrow import as_strings, numbers, plain_ids, run_starts, string_buffers
 from .chunks import Chunk, check_nulls, regroup
@@ -266,7 +267,7 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
             raise
         raise TypeError(f"qrels: cannot read a {type(qrels).__name__} as judgments; pass a TREC "
                         f"qrels file (qid iter docno rel), a Parquet file, or a table with "
-                        f"columns {query!r}, {doc!r}, {label!r}") from None
+                        f"columns {query!r}, {doc!r}, {label!r}; got {V.shown(qrels)}") from None
     src.describe = f"qrels {src.describe}"
     batches = list(src.batches())
     row0 = 0
@@ -275,7 +276,9 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
         row0 += b.num_rows
     table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
     if table is None or table.num_rows == 0:
-        raise ValueError(f"the {src.describe} hold no judgments; check the file")
+        raise ValueError(f"the {src.describe} hold no judgments (0 rows); give one judgment a "
+                         f"line (qid iter docno rel), or a table with columns {query!r}, "
+                         f"{doc!r}, {label!r}")
     chunk = _group(table, query)
     docs = _doc_column(chunk, doc)
     _, _, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()))
