@@ -46,7 +46,8 @@ def _column(x, name: str) -> np.ndarray:
     """A 1-D numeric NumPy view of ``x`` (copied only when NumPy or Numba need it)."""
     if _is_arrow(x):
         if x.null_count:
-            row = x.to_pylist().index(None)
+            import pyarrow.compute as pc
+            row = pc.index(pc.is_null(x), True).as_py()
             raise ValueError(f"{name} has {x.null_count} null value(s) (first at row {row}); "
                              f"fill or drop them before scoring")
         if hasattr(x, "combine_chunks"):
