@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels as K
+from . import _validate as V
 from ._validate import shown
 
 
@@ -73,6 +74,9 @@ def parse_cutoffs(k) -> tuple[list, bool]:
         if v < 1:
             raise ValueError(f"{where} must be >= 1, got {int(v)}; pass a positive cutoff "
                              f"such as k=10, or k=None for the whole list")
+        if v > V.MAX_CUTOFF:
+            raise ValueError(f"{where} must be <= {V.MAX_CUTOFF:,}, got {int(v):,}; for the "
+                             f"whole list pass k=None")
         return int(v)
 
     if k is None or isinstance(k, (numbers.Integral, np.bool_)):
@@ -103,7 +107,7 @@ def parse_log_base(value) -> float:
 def same_gain(a, b) -> bool:
     """Whether two gain arguments ("exp2", "linear" or tables) mean the same gain."""
     if isinstance(a, str) or isinstance(b, str):
-        return a == b
+        return isinstance(a, str) and isinstance(b, str) and a == b
     try:
         return list(map(float, a)) == list(map(float, b))
     except (TypeError, ValueError):

@@ -18,6 +18,9 @@ from typing import Iterable
 
 MAX_SHOWN = 60  # characters of an offending value shown in a message
 
+MAX_CUTOFF = 10 ** 9  # the largest cutoff k anywhere (a name, k=, -k): more is "the whole list"
+MAX_REL = 2 ** 53     # the largest relevance threshold (labels are exact in float64 up to it)
+
 PLOT_EXTS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what matplotlib writes here
 
 
@@ -43,6 +46,16 @@ def text(value, name: str, *, what: str = "a name") -> str:
     if "\0" in value:
         raise ValueError(f"{name} contains a NUL byte: {shown(value)}; remove it")
     return value
+
+
+def flag(value, name: str) -> bool:
+    """True or False (NumPy's bools too); anything else, even truthy, is refused."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {shown(value)} "
+                    f"({type(value).__name__})")
 
 
 def count(value, name: str, *, lo: int = 1, hi: int | None = None, fix: str = "") -> int:
@@ -71,6 +84,23 @@ def path_text(value, name: str) -> str:
         raise ValueError(f"{name} is an empty path ({shown(raw)}); name a file or directory")
     if "\0" in raw:
         raise ValueError(f"{name} contains a NUL byte: {shown(raw)}; remove it")
+    return raw
+
+
+def input_path(value, name: str) -> str:
+    """A path to read (see :func:`path_text`): when it exists, a regular file or a
+    directory. A FIFO, device or socket is refused before it is opened: it would
+    block or read endlessly, and a log is read more than once."""
+    raw = path_text(value, name)
+    try:
+        mode = os.stat(raw).st_mode
+    except OSError:
+        return raw  # a glob, or missing: the reader says which
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        raise ValueError(f"{name} {shown(raw)} is {kind}, not a file or directory; write the "
+                         f"data to a file and name that")
     return raw
 
 

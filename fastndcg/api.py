@@ -9,6 +9,7 @@ rows regrouped by query id) a new array is made.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Sequence, Union
 
@@ -73,13 +74,15 @@ def _column(x, name: str) -> np.ndarray:
     return C.numeric(arr, name, C.kernel_labels if name == "labels" else C.kernel_scores)
 
 
-def _offsets(offsets, n_rows: int) -> np.ndarray:
-    if _is_arrow(offsets) and offsets.null_count:
-        raise ValueError(f"offsets has {offsets.null_count} null value(s) (first at entry "
-                         f"{offsets.to_pylist().index(None)}): {V.shown(offsets.to_pylist())}; "
-                         f"every entry is a row position, e.g. [0, 2, 4] for two queries of "
-                         f"2 rows")
-    arr = np.asarray(offsets.to_numpy(zero_copy_only=False) if _is_arrow(offsets) else offsets)
+def _offsets(offsets, n_rows: int, rows: str = "scores") -> np.ndarray:
+    if _is_arrow(offsets):
+        if offsets.null_count:  # else to_numpy gives floats, blamed on a dtype never passed
+            raise ValueError(f"offsets has {offsets.null_count} null value(s) (first at entry "
+                             f"{offsets.to_pylist().index(None)}): {V.shown(offsets.to_pylist())}; "
+                             f"every entry is a row position, e.g. [0, 2, 4] for two queries of "
+                             f"2 rows")
+        offsets = offsets.to_numpy(zero_copy_only=False)
+    arr = np.asarray(offsets)
     if arr.ndim == 0:
         raise ValueError(f"offsets must be a 1-D array of n_queries + 1 row positions starting "
                          f"at 0, got {V.shown(offsets)} ({type(offsets).__name__}), a single "
@@ -93,7 +96,7 @@ def _offsets(offsets, n_rows: int) -> np.ndarray:
     if arr[0] != 0:
         raise ValueError(f"offsets must start at 0, got offsets[0] = {arr[0]}")
     if arr[-1] != n_rows:
-        raise ValueError(f"offsets must end at len(scores) = {n_rows}, got offsets[-1] = "
+        raise ValueError(f"offsets must end at len({rows}) = {n_rows}, got offsets[-1] = "
                          f"{arr[-1]}; the last entry closes the last query")
     down = np.flatnonzero(arr[1:] < arr[:-1])
     if len(down):
@@ -112,7 +115,8 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
     if offsets is not None and query_ids is not None:
         raise ValueError("pass offsets or query_ids, not both")
     if query_ids is None:
-        offs = np.array([0, n], np.int64) if offsets is None else _offsets(offsets, n)
+        offs = (np.array([0, n], np.int64) if offsets is None
+                else _offsets(offsets, n, score_name if scores is not None else "labels"))
         return C.Batch(offs, scores, labels)
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -204,7 +208,7 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict):
     nan_scores, negative_labels = options["nan_scores"], options["negative_labels"]
     cutoffs, multi = C.parse_cutoffs(k)
     gain_spec = C.parse_gain(gain)
-    if ties == "trec":
+    if isinstance(ties, str) and ties == "trec":
         raise ValueError("ties='trec' breaks ties by document id (trec_eval's rule), and these "
                          "functions take no document ids; it belongs to qrels mode. Here use "
                          "'average', 'stable', 'optimistic' or 'pessimistic'")
@@ -407,7 +411,18 @@ def _sk_param_error(func: str, name: str, expected: str, value) -> ValueError:
 
 
 def _sk_array(x, func: str, name: str) -> np.ndarray:
-    """scikit-learn's check_array(x, ensure_2d=False) rules and messages."""
+    """scikit-learn's check_array(x, ensure_2d=False) rules and messages, each
+    prefixed with the parameter's name (scikit-learn's text follows unchanged)."""
+    try:
+        return _sk_checked(x, func, name)
+    except (ValueError, TypeError) as err:
+        text = str(err)
+        if text.startswith(f"The '{name}'"):
+            raise
+        raise type(err)(f"{name}: {text}") from None
+
+
+def _sk_checked(x, func: str, name: str) -> np.ndarray:
     if x is None or isinstance(x, (str, bytes, numbers.Number)):
         raise _sk_param_error(func, name, "an array-like", x)
     arr = np.asarray(x)
@@ -445,11 +460,39 @@ def _sk_inputs(func: str, y_true, y_score, k, sample_weight, ignore_ties):
     y_true = _sk_array(y_true, func, "y_true")
     y_score = _sk_array(y_score, func, "y_score")
     lengths = [len(y_true), len(y_score)]
-    if sample_weight is not None:
-        lengths.append(len(np.asarray(sample_weight)))
+    weights = None if sample_weight is None else _sk_weights(sample_weight)
+    if weights is not None:
+        lengths.append(len(weights))
     if len(set(lengths)) > 1:
-        raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
-    return y_true, y_score, (None if k is None else int(k))
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths} "
+                         f"(rows of y_true, y_score{', sample_weight' if weights is not None else ''})")
+    return y_true, y_score, (None if k is None else int(k)), weights
+
+
+class WeightsSumToZero(ValueError, ZeroDivisionError):
+    """Weights that sum to zero: a ValueError, and the ZeroDivisionError that
+    scikit-learn (NumPy's average) raises there."""
+
+
+def _sk_weights(sample_weight) -> np.ndarray:
+    """One finite weight per row, not all zero (scikit-learn would answer NaN or raise
+    NumPy's ZeroDivisionError)."""
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"sample_weight must be a 1-D array of numbers, one per row of "
+                        f"y_true, got {V.shown(sample_weight)}") from None
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D (one weight per row of y_true), got "
+                         f"{V.shown(sample_weight)} of shape {w.shape}")
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise ValueError(f"sample_weight[{bad[0]}] is {w[bad[0]]}; weights must be finite "
+                         f"numbers")
+    if w.size and math.fsum(_scaled_weights(w)) == 0.0:  # scaled: fsum cannot overflow
+        raise WeightsSumToZero(f"sample_weight sums to zero ({V.shown(sample_weight)}), so the "
+                         f"weighted mean is undefined; give the rows weights that do not cancel")
+    return w
 
 
 def _sk_target_type(y_true: np.ndarray) -> None:
@@ -461,7 +504,7 @@ def _sk_target_type(y_true: np.ndarray) -> None:
         kind = "continuous"
     else:
         kind = "binary" if len(np.unique(flat)) <= 2 else "multiclass"
-    raise ValueError(f"Only {_SK_TARGETS} formats are supported. Got {kind} instead")
+    raise ValueError(f"y_true: Only {_SK_TARGETS} formats are supported. Got {kind} instead")
 
 
 def _sk_rows(y_true: np.ndarray, y_score: np.ndarray, k, log_base: float, ignore_ties: bool,
@@ -516,17 +559,18 @@ def ndcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
     >>> round(fastndcg.ndcg_score([[10, 0, 0, 1, 5]], [[.1, .2, .3, 4, 70]]), 6)
     0.695694
     """
-    y_true, y_score, k = _sk_inputs("ndcg_score", y_true, y_score, k, sample_weight, ignore_ties)
+    y_true, y_score, k, weights = _sk_inputs("ndcg_score", y_true, y_score, k, sample_weight,
+                                             ignore_ties)
     if y_true.min() < 0:
         raise ValueError("ndcg_score should not be used on negative y_true values.")
     if y_true.ndim > 1 and y_true.shape[1] <= 1:
-        raise ValueError("Computing NDCG is only meaningful when there is more than 1 "
+        raise ValueError("y_true: Computing NDCG is only meaningful when there is more than 1 "
                          f"document. Got {y_true.shape[1]} instead.")
     _sk_target_type(y_true)
     dcg_v, idcg_v = _sk_rows(y_true, y_score, k, 2.0, bool(ignore_ties), True)
     gain = np.divide(dcg_v[:, 0], idcg_v[:, 0], out=np.zeros(len(dcg_v)),
                      where=idcg_v[:, 0] != 0)
-    return float(np.average(gain, weights=_scaled_weights(sample_weight)))
+    return float(np.average(gain, weights=_scaled_weights(weights)))
 
 
 def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
@@ -544,7 +588,8 @@ def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
     if (isinstance(log_base, (bool, np.bool_)) or not isinstance(log_base, numbers.Real)
             or not log_base > 0):
         raise _sk_param_error("dcg_score", "log_base", "a float in the range (0.0, inf)", log_base)
-    y_true, y_score, k = _sk_inputs("dcg_score", y_true, y_score, k, sample_weight, ignore_ties)
+    y_true, y_score, k, weights = _sk_inputs("dcg_score", y_true, y_score, k, sample_weight,
+                                             ignore_ties)
     _sk_target_type(y_true)
     dcg_v, _ = _sk_rows(y_true, y_score, k, float(log_base), bool(ignore_ties), False)
-    return float(np.average(dcg_v[:, 0], weights=_scaled_weights(sample_weight)))
+    return float(np.average(dcg_v[:, 0], weights=_scaled_weights(weights)))

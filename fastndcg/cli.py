@@ -12,6 +12,7 @@ import glob
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -44,9 +45,10 @@ def _cutoffs(text: str):
         values = [int(p) for p in parts]
     except ValueError:
         values = []
-    if not values or any(v < 1 for v in values):
+    if not values or any(not 1 <= v <= V.MAX_CUTOFF for v in values):
         raise argparse.ArgumentTypeError(
-            f"-k takes cutoffs >= 1 separated by commas (e.g. -k 1,3,5,10) or 'all', got {text!r}")
+            f"-k takes cutoffs from 1 to {V.MAX_CUTOFF} separated by commas (e.g. -k 1,3,5,10) "
+            f"or 'all', got {V.shown(text)}")
     return values
 
 
@@ -81,9 +83,9 @@ def _positive(text: str) -> int:
 
 
 def _rel(text: str) -> int:
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer (a label >= it is "
-                                         f"relevant), got {text!r}")
+    if not text.strip().isdigit() or int(text) > V.MAX_REL:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {V.MAX_REL} (a label "
+                                         f">= it is relevant), got {V.shown(text)}")
     return int(text)
 
 
@@ -356,7 +358,7 @@ def _inputs(args) -> list[tuple[str | None, str]]:
         if _is_glob(path):
             matches = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
             if not matches:
-                raise _UsageError(f"no files match {path!r}; check the pattern (quoted or not, "
+                raise _UsageError(f"input: no files match {path!r}; check the pattern (quoted or not, "
                                   f"it is expanded here)")
             if args.qrels is None:
                 out.append((None, path))  # the files of one log
@@ -366,7 +368,7 @@ def _inputs(args) -> list[tuple[str | None, str]]:
             else:
                 out += [(name, m) for m in matches]
         elif not os.path.exists(path):
-            raise _UsageError(f"{path!r} does not exist; check the path")
+            raise _UsageError(f"input {path!r} does not exist; check the path")
         else:
             out.append((name, path))
     if len(out) > 1 and args.qrels is None:
@@ -483,11 +485,12 @@ def _synth(args) -> int:
     from ._progress import Progress
     from .synth import write_synthetic_log
 
-    from .synth import check_size
+    from .synth import check_replaceable, check_size
 
     try:
         V.output_path(args.out, "--out", exts=(".parquet", ".pq"))
         check_size(args.queries, args.mean_docs, args.out)
+        check_replaceable(args.out, "--out")
     except ValueError as err:
         raise _UsageError(str(err)) from None
     bar = Progress(None, enabled=_show_progress(args))
@@ -507,12 +510,13 @@ def _demo(args) -> int:
     from . import reference
     from ._progress import Progress
     from .evaluate import evaluate
-    from .synth import synthetic_log, write_synthetic_log
+    from .synth import check_replaceable, synthetic_log, write_synthetic_log
 
     k = [1, 3, 5, 10]
     if args.keep is not None:
         try:
             V.output_path(args.keep, "--keep", exts=(".parquet", ".pq"))
+            check_replaceable(args.keep, "--keep")
         except ValueError as err:
             raise _UsageError(str(err)) from None
     with tempfile.TemporaryDirectory(prefix="fastndcg-demo-") as tmp:
@@ -567,6 +571,13 @@ def _refuse_empty(args, parser) -> None:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     flags = {a.dest: (a.option_strings[-1] if a.option_strings else "an input")
              for a in sub.choices[args.command]._actions}
+    for action in sub.choices[args.command]._actions:  # argparse takes "--opt=--" as []
+        value = getattr(args, action.dest, None)
+        if (isinstance(action, argparse._StoreAction) and action.option_strings
+                and action.nargs is None and action.type is None
+                and value is not None and not isinstance(value, str)):
+            raise _UsageError(f"{action.option_strings[-1]} takes one value and got none "
+                              f"({V.shown(value)}: a lone '--' ends the options); give a value")
     for dest, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
             if isinstance(v, str):
@@ -587,22 +598,47 @@ def _warmup(args) -> int:
     return 0
 
 
+def _as_flags(message: str, parser, command: str | None) -> str:
+    """The Python API's parameter names in a message, written as this command's flags
+    (``log_base`` -> ``--log-base``): the same check gives the same text everywhere."""
+    if not command:
+        return message
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {a.dest: a.option_strings[-1] for a in sub.choices[command]._actions
+             if a.option_strings and "_" in a.dest}
+    dests = {a.dest for a in sub.choices[command]._actions}
+    if "resamples" in dests:
+        flags["n_resamples"] = "--resamples"
+    if "query_col" in dests:  # the column parameters, where a message speaks of the parameter
+        columns = "|".join(c for c in ("query", "doc", "score", "label", "weight")
+                           if f"{c}_col" in dests)
+        message = re.sub(rf"(?<![\w'-])({columns})(?=( must\b| is empty\b| contains a NUL|=))",
+                         lambda m: flags.get(f"{m.group(1)}_col", m.group(1)), message)
+    if not flags:
+        return message
+    names = "|".join(sorted(flags, key=len, reverse=True))
+    # name='value' (Python) becomes --flag value (the shell)
+    return re.sub(rf"(?<![\w-])({names})\b(?:=(['\"]?)([\w.+-]+)\2)?",
+                  lambda m: flags[m.group(1)] + (f" {m.group(3)}" if m.group(3) else ""), message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fastndcg`` command (``python -m fastndcg``)."""
     import pyarrow as pa
 
+    parser, command = _parser(), None
     try:
-        parser = _parser()
         args = parser.parse_args(argv)
+        command = args.command
         _refuse_empty(args, parser)
         return {"evaluate": _evaluate, "compare": _compare, "demo": _demo,
                 "synth": _synth, "warmup": _warmup}[args.command](args)
     except _UsageError as err:
-        print(f"{_PROG}: error: {err}", file=sys.stderr)
+        print(f"{_PROG}: error: {_as_flags(str(err), parser, command)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, pa.ArrowException) as err:
         message = " ".join(str(err).split()) or type(err).__name__
-        print(f"{_PROG}: error: {message}", file=sys.stderr)
+        print(f"{_PROG}: error: {_as_flags(message, parser, command)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)

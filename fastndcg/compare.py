@@ -813,8 +813,7 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     0.5
     """
     started = time.perf_counter()
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
+    progress = V.flag(progress, "progress")
     st = _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
                    correction, options)
     v = _values(source, qrels, st, progress)

@@ -132,12 +132,12 @@ def _list_parquet(source: str, roles: dict, partition_rows: int) -> tuple[list, 
         paths = sorted(i.path for i in infos if i.type == FileType.File
                        and fnmatch.fnmatch(i.path, root) and not _hidden(i.path, base))
         if not paths:
-            raise FileNotFoundError(f"no files match {source!r}; check the pattern")
+            raise FileNotFoundError(f"source: no files match {source!r}; check the pattern")
         describe = f"{source!r} ({len(paths)} files)"
     else:
         info = fs.get_file_info(root)
         if info.type == FileType.NotFound:
-            raise FileNotFoundError(f"{source!r} does not exist; check the path")
+            raise FileNotFoundError(f"source {source!r} does not exist; check the path")
         if info.type == FileType.Directory:
             infos = fs.get_file_info(FileSelector(root, recursive=True))
             paths = sorted(i.path for i in infos if i.type == FileType.File
@@ -473,8 +473,13 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     _require()
     started = time.perf_counter()
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
-    if not isinstance(partition_rows, int) or isinstance(partition_rows, bool) or partition_rows < 1:
-        raise ValueError(f"partition_rows must be an int >= 1, got {partition_rows!r}")
+    V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
+            "default 16777216 suits most clusters")
+    progress = V.flag(progress, "progress")
+    if isinstance(source, (str, os.PathLike)):  # "" would read the working directory
+        source = V.path_text(source, "source")
+        if "://" not in source:
+            V.input_path(source, "source")
     if workers is not None:
         V.count(workers, "workers", hi=4096, fix="one worker process per core is best")
     if client is not None:
@@ -622,7 +627,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         n_unjudged = len(pc.unique(pa.concat_arrays(concat_ids(unjudged))))
     return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=judged is not None, source=describe,
-                  n_scattered=n_scattered, schema=schema_out)
+                  n_scattered=n_scattered, schema=schema_out, inputs=output.inputs)
 
 
 def _gather(client, futures: list) -> list:

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import io
+from . import _validate as V
 from ._progress import Progress
 from .presets import DEFAULT_K
 from .partition import explain_columns
@@ -161,8 +162,7 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     (2, 0.6503)
     """
     started = time.perf_counter()
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
+    progress = V.flag(progress, "progress")
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
     inputs = io.input_paths(source) + (io.input_paths(qrels) if qrels is not None else [])
     output = Output(per_query, inputs)
@@ -229,8 +229,7 @@ def evaluate_runs(runs, *, qrels=None, runid: str = "tag", per_query=None,
     if runid not in ("tag", "file"):
         raise ValueError(f"runid must be 'tag' (the run tag of a TREC run file, else the file "
                          f"name) or 'file' (the file name), got {runid!r}")
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
+    progress = V.flag(progress, "progress")
     items = [_run_item(r) for r in (runs.items() if isinstance(runs, Mapping) else runs)]
     if not items:
         raise ValueError("runs is empty: give at least one run")
@@ -388,7 +387,8 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
     unjudged = 0 if result.unjudged is None else len(result.unjudged)
     return Report(per_query, totals, n_unjudged=unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=judged is not None,
-                  source=src.describe, n_scattered=n_scattered, schema=schema)
+                  source=src.describe, n_scattered=n_scattered, schema=schema,
+                  inputs=output.inputs)
 
 
 def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged) -> None:

@@ -161,12 +161,12 @@ def is_parquet_file(path: str) -> bool:
         return f.read(4) == b"PAR1"
 
 
-def _parquet_paths(source: str) -> tuple[list[str], str]:
+def _parquet_paths(source: str, name: str = "source") -> tuple[list[str], str]:
     if any(ch in source for ch in "*?[") and not os.path.exists(source):
         paths = sorted(p for p in glob.glob(source, recursive=True)
                        if os.path.isfile(p) and not os.path.basename(p).startswith(_HIDDEN))
         if not paths:
-            raise FileNotFoundError(f"no files match {source!r}; check the pattern")
+            raise FileNotFoundError(f"{name}: no files match {source!r}; check the pattern")
         return paths, f"{source!r} ({len(paths)} files)"
     if os.path.isdir(source):
         paths = []
@@ -175,13 +175,13 @@ def _parquet_paths(source: str) -> tuple[list[str], str]:
             paths += [os.path.join(root, f) for f in files if not f.startswith(_HIDDEN)]
         paths.sort()
         if not paths:
-            raise FileNotFoundError(f"directory {source!r} holds no data files (names starting "
+            raise FileNotFoundError(f"{name}: directory {source!r} holds no data files (names starting "
                                     f"with '.' or '_' are skipped); put the Parquet files there "
                                     f"or name another directory")
         return paths, f"directory {source!r} ({len(paths)} files)"
     if not os.path.exists(source):
-        V.path_text(source, "the path")  # a NUL byte is named as such
-        raise FileNotFoundError(f"{source!r} does not exist; check the path")
+        V.path_text(source, name)  # a NUL byte is named as such
+        raise FileNotFoundError(f"{name} {source!r} does not exist; check the path")
     return [source], repr(source)
 
 
@@ -210,8 +210,9 @@ def utf8_path(path: str) -> str:
     return path
 
 
-def _parquet_source(source: str, roles: dict[str, str], batch_rows: int) -> Source:
-    paths, describe = _parquet_paths(source)
+def _parquet_source(source: str, roles: dict[str, str], batch_rows: int,
+                    name: str = "source") -> Source:
+    paths, describe = _parquet_paths(source, name)
     paths = [utf8_path(p) for p in paths]
     cols = list(roles)
     total = 0
@@ -353,19 +354,18 @@ def _frame_table(source) -> tuple[pa.Table, str] | None:
 
 
 def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
-                trec: Callable[[str], pa.Table] | None = None) -> Source:
+                trec: Callable[[str], pa.Table] | None = None, name: str = "source") -> Source:
     """A :class:`Source` reading columns ``roles`` (name -> "query"/"doc"/"score"/"label").
 
     ``trec``: a reader for non-Parquet files (qrels mode reads TREC runs with it);
-    without it a file must be Parquet."""
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    if isinstance(source, str):
+    without it a file must be Parquet. ``name``: the parameter messages name."""
+    if isinstance(source, (str, os.PathLike)):
+        source = V.input_path(source, name)
         if trec is not None and os.path.isfile(source) and not is_parquet_file(source):
             src = _table_source(trec(source), roles, repr(source), batch_rows)
             src.paths = [source]
             return src
-        return _parquet_source(source, roles, batch_rows)
+        return _parquet_source(source, roles, batch_rows, name)
     if isinstance(source, pa.RecordBatch):
         source = pa.Table.from_batches([source])
     if isinstance(source, pa.Table):
@@ -377,7 +377,7 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
     frame = _frame_table(source)
     if frame is not None:
         return _table_source(frame[0], roles, frame[1], batch_rows)
-    raise TypeError(f"cannot read a {type(source).__name__} as a search log; pass a Parquet "
+    raise TypeError(f"{name}: cannot read a {type(source).__name__} as a search log; pass a Parquet "
                     f"file, directory or glob, a pyarrow Table / Dataset / RecordBatchReader, "
                     f"or a pandas or polars DataFrame; got {V.shown(source)}")
 

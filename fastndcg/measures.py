@@ -62,6 +62,7 @@ import numbers
 import re
 from dataclasses import dataclass, field
 
+from . import _validate as V
 from ._kernels import codes as KC
 
 __all__ = ["Kind", "Measure", "Parsed", "REGISTRY", "parse", "check_rel", "column_name",
@@ -70,8 +71,8 @@ __all__ = ["Kind", "Measure", "Parsed", "REGISTRY", "parse", "check_rel", "colum
 # trec_eval's default cutoffs (m_P.c, m_recall.c, m_map_cut.c, m_ndcg_cut.c; m_success.c)
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_SUCCESS_CUTOFFS = (1, 5, 10)
-MAX_CUTOFF = 10 ** 9       # the largest cutoff a name may give
-MAX_REL = 2 ** 53          # the largest threshold a name may give (integers exact in float64)
+MAX_CUTOFF = V.MAX_CUTOFF  # the largest cutoff a name may give
+MAX_REL = V.MAX_REL        # the largest threshold a name may give (integers exact in float64)
 MAX_GAIN_TABLE = 1 << 16   # labels a gain table in a name may cover: 0..65535
 
 
@@ -169,9 +170,9 @@ class Parsed:
 
 def check_rel(rel, name: str = "rel") -> int:
     """A relevance threshold: an int >= 0."""
-    if isinstance(rel, bool) or not isinstance(rel, numbers.Integral) or rel < 0:
-        raise ValueError(f"{name} must be a non-negative integer (a label is relevant when it "
-                         f"is >= {name}), got {rel!r}; e.g. {name}=2")
+    if isinstance(rel, bool) or not isinstance(rel, numbers.Integral) or not 0 <= rel <= MAX_REL:
+        raise ValueError(f"{name} must be an integer from 0 to {MAX_REL} (a label is relevant "
+                         f"when it is >= {name}), got {V.shown(rel)}; e.g. {name}=2")
     return int(rel)
 
 

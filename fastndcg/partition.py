@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _core as C
+from . import _validate as V
 from . import _kernels as K
 from . import measures as M
 from ._arrow import numbers, strictly_increasing
@@ -61,6 +62,9 @@ class Options:
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
                 "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
                 "score_precision", "preset", "measure", "weight", "explain", "per_query", "rel")
+
+
+MAX_BATCH_ROWS = 1 << 31  # rows a batch may hold (Arrow's reader takes an int64)
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
@@ -107,22 +111,23 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     if len(set(names)) != len(names):
         raise ValueError(f"k lists a cutoff twice: {cutoffs}; give each cutoff once")
     names += [m.column(default_rel) for m in others]
-    if not isinstance(complete, bool):
-        raise TypeError(f"complete must be True or False, got {complete!r}")
+    complete = V.flag(complete, "complete")
     if complete and qrels is None:
         raise ValueError("complete=True scores judged queries missing from the run, so it "
                          "needs qrels=...; drop complete or pass the judgments")
-    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    V.count(batch_rows, "batch_rows", hi=MAX_BATCH_ROWS, fix="rows read at once; the "
+            "default 1048576 suits most logs")
     for name, value in (("query", query), ("doc", doc), ("score", score), ("label", label)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {value!r}")
-    if weight is not None and not isinstance(weight, str):
-        raise TypeError(f"weight must be the name of a column of query weights (str), got "
-                        f"{weight!r}")
+        V.text(value, name, what="a column name")
+    if weight is not None:
+        V.text(weight, "weight", what="the name of a column of query weights")
     if weight is not None and complete:
         raise ValueError("complete=True scores judged queries that are absent from the run, "
                          "and those have no weight; drop complete or weight")
+    if qrels is None and ties != "trec" and doc != "doc_id":  # named, but never read
+        raise ValueError(f"doc={V.shown(doc)} names the document column, which is read only "
+                         f"with qrels= (to join judgments) or ties='trec' (to break ties by "
+                         f"document id); drop doc, or pass one of them")
     roles = {query: "query", score: "score"}
     if qrels is None:
         roles[label] = "label"

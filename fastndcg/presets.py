@@ -96,7 +96,9 @@ def resolve(preset: str | None, context: str, **given) -> dict:
             names = ", ".join(repr(n) for n in PRESETS)
             raise ValueError(f"preset must be one of {names}; got {preset!r}")
         p = PRESETS[preset]
-        if context == "arrays" and p.needs_doc_ids and given.get("ties") in (None, "trec"):
+        ties = given.get("ties")  # not yet validated: compare only a str with "trec"
+        if context == "arrays" and p.needs_doc_ids and (
+                ties is None or (isinstance(ties, str) and ties == "trec")):
             raise ValueError(
                 f"preset={preset!r} breaks tied scores by document id ({p.tool}), and ndcg/dcg "
                 f"take no document ids; use fastndcg.evaluate(run, qrels=..., "

@@ -261,7 +261,7 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     roles = {query: "query", doc: "doc", label: "label"}
     try:
         src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
-            p, query=query, doc=doc, label=label))
+            p, query=query, doc=doc, label=label), name="qrels")
     except TypeError as err:
         if "as a search log" not in str(err):
             raise

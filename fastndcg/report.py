@@ -19,7 +19,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -428,6 +428,7 @@ class Output:
 
     def __init__(self, per_query: Any, inputs: list[str], *, directory: bool = False) -> None:
         self.spec = per_query
+        self.inputs = tuple(inputs)  # the files the evaluation reads
         self.kind = "memory" if per_query is None else "none" if per_query is False else "path"
         self.path: str | None = None
         self.is_dir = False
@@ -648,8 +649,9 @@ class Report:
     def __init__(self, per_query: Any, totals: Totals, *, n_unjudged: int = 0,
                  n_missing: int = 0, complete: bool = False, qrels_mode: bool = False,
                  seconds: float = 0.0, source: str = "", n_scattered: int = 0,
-                 schema: pa.Schema | None = None) -> None:
+                 schema: pa.Schema | None = None, inputs: Sequence[str] = ()) -> None:
         self._per_query = per_query if isinstance(per_query, pa.Table) else None
+        self.inputs = tuple(inputs)  # the files read: write() never writes over them
         self.per_query_path = per_query if isinstance(per_query, str) else None
         self._schema = schema
         self.totals = totals
@@ -699,7 +701,8 @@ class Report:
     def write(self, path: str | os.PathLike) -> None:
         """Write ``per_query`` to ``.parquet`` or ``.csv`` (chosen by the extension),
         through the output guard (links, FIFOs, directories, writability)."""
-        path = V.output_path(path, "path", exts=_FILE_EXTS)
+        kept = (self.per_query_path,) if self.per_query_path else ()
+        path = V.output_path(path, "path", self.inputs + kept, exts=_FILE_EXTS)
         if os.path.splitext(path)[1].lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
             pq.write_table(self.per_query, path)

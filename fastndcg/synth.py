@@ -24,8 +24,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import _validate as V
+
+MARK = b"fastndcg.synth"  # schema metadata key: this file is a synthetic log
 SCHEMA = pa.schema([("query_id", pa.int64()), ("doc_id", pa.int64()),
-                    ("score", pa.float32()), ("label", pa.int8())])
+                    ("score", pa.float32()), ("label", pa.int8())], metadata={MARK: b"1"})
 _BLOCK = 8192  # queries per generated block (the seed stream is per block)
 
 
@@ -65,8 +68,6 @@ BYTES_PER_ROW = 8  # about what a row takes in the written Parquet file (snappy)
 def check_size(n_queries: int, mean_docs: int, path: str | os.PathLike) -> None:
     """Refuse a log beyond the bounds, or one that would not fit on the disk of
     ``path`` (estimated at BYTES_PER_ROW bytes a row)."""
-    from . import _validate as V
-
     V.count(n_queries, "queries", hi=MAX_QUERIES, fix="write fewer queries")
     V.count(mean_docs, "mean_docs", hi=MAX_MEAN_DOCS, fix="use fewer documents a query")
     need = n_queries * mean_docs * BYTES_PER_ROW
@@ -81,6 +82,21 @@ def check_size(n_queries: int, mean_docs: int, path: str | os.PathLike) -> None:
                          f"another place")
 
 
+def check_replaceable(path: str | os.PathLike, name: str = "path") -> None:
+    """An existing file at ``path`` (links followed) is replaced only when it is a
+    synthetic log itself: anything else there is someone's data."""
+    real = os.path.realpath(os.fspath(path))
+    if not os.path.exists(real):
+        return
+    try:
+        ours = MARK in (pq.read_schema(real).metadata or {})
+    except (OSError, pa.ArrowException):
+        ours = False
+    if not ours:
+        raise ValueError(f"{name} {V.shown(os.fspath(path))} already exists and is not a "
+                         f"synthetic log, so it is not replaced; remove it or choose a new path")
+
+
 def write_synthetic_log(path: str | os.PathLike, n_queries: int, *, seed: int = 0,
                         mean_docs: int = 50, row_group_rows: int = 1 << 20,
                         on_block: Callable[[int], None] | None = None) -> int:
@@ -88,9 +104,12 @@ def write_synthetic_log(path: str | os.PathLike, n_queries: int, *, seed: int = 
     rows (the last may be shorter), so queries straddle row groups as in real logs.
     Memory stays at about one row group. Returns the number of rows written;
     ``on_block(rows)`` is called after each generated block."""
-    if row_group_rows < 1:
-        raise ValueError(f"row_group_rows must be >= 1, got {row_group_rows}")
+    V.count(row_group_rows, "row_group_rows", hi=1 << 31, fix="rows a row group holds; "
+            "the default 1048576 suits most readers")
     check_size(n_queries, mean_docs, path)
+    check_replaceable(path)
+    parent = os.path.dirname(os.path.abspath(os.fspath(path)))
+    os.makedirs(parent, exist_ok=True)  # as per-query outputs do
     rows = 0
     pending: list[pa.Table] = []
     pending_rows = 0

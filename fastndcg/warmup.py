@@ -24,6 +24,7 @@ from typing import Callable, TextIO
 import numpy as np
 
 from . import _cache
+from . import _validate as V
 
 SCORE_TYPES = (np.float32, np.float64)
 LABEL_TYPES = (np.int32, np.float64)
@@ -180,11 +181,11 @@ def warmup(*, portable: bool = False, progress: bool = False, jobs: int = 1,
     >>> print(fastndcg.warmup().describe())  # doctest: +SKIP
     0 kernel variants compiled, 23 loaded from the cache, in 0.9 s (0.9 s of CPU); ...
     """
-    if not isinstance(portable, bool):
-        raise TypeError(f"portable must be True or False, got {portable!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an int >= 1 (processes compiling at once), got "
-                         f"{jobs!r}")
+    portable, progress = V.flag(portable, "portable"), V.flag(progress, "progress")
+    jobs = V.count(jobs, "jobs", hi=256, fix="it is the number of processes compiling at once")
+    if stream is not None and not callable(getattr(stream, "write", None)):
+        raise TypeError(f"stream must be a text stream with a write method (e.g. sys.stderr), "
+                        f"got {V.shown(stream)} ({type(stream).__name__})")
     if not _cache.CACHE:
         raise ValueError("the disk cache is off (FASTNDCG_CACHE=0), so warming it would "
                          "compile for this process only; unset FASTNDCG_CACHE")

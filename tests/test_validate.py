@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 
@@ -177,3 +178,102 @@ def test_report_write_goes_through_the_guard(log, tmp_path):
     assert open(tmp_path / "out.csv").readline().startswith('"query_id"')
     report.write(tmp_path / "out.parquet")
     assert pq.read_table(tmp_path / "out.parquet").num_rows == 20
+
+
+def test_report_write_never_over_its_inputs(log, tmp_path):
+    """A report remembers the files its evaluation read; write() refuses them, links
+    followed (before, this overwrote the log)."""
+    link = tmp_path / "results.parquet"
+    os.symlink(log, link)
+    before = digest(log)
+    report = fastndcg.evaluate(str(log), k=3)
+    for target in (log, link):
+        with pytest.raises(ValueError, match=r"path .* which this command reads"):
+            report.write(target)
+    assert digest(log) == before
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/null"])
+def test_fifo_or_device_as_an_input_is_refused_before_opening(special, log, tmp_path, capsys):
+    path = str(tmp_path / "pipe") if special == "fifo" else special
+    if special == "fifo":
+        os.mkfifo(path)  # opening it to read would block for ever
+    kind = "a FIFO" if special == "fifo" else "a device"
+    shown = re.escape(V.shown(path))  # a long path is shortened in the middle
+    with pytest.raises(ValueError, match=rf"source {shown} is {kind}, not a file"):
+        fastndcg.evaluate(path)
+    with pytest.raises(ValueError, match=rf"qrels {shown} is {kind}"):
+        fastndcg.evaluate(str(log), qrels=path)
+    err = one_line_error(["evaluate", path, "--qrels", str(log)], capsys)
+    assert V.shown(path) in err and kind in err, err
+
+
+def test_synth_replaces_only_a_synthetic_log(log, tmp_path, capsys):
+    before = digest(log)
+    link = tmp_path / "new.parquet"
+    os.symlink(log, link)
+    for out in (log, link):  # someone's data, directly or through a link
+        err = one_line_error(["synth", "--queries", "5", "--out", str(out), "--quiet"], capsys)
+        assert "--out" in err and "not a synthetic log" in err, err
+        err = one_line_error(["demo", "--queries", "5", "--keep", str(out), "--quiet"], capsys)
+        assert "--keep" in err and "not a synthetic log" in err, err
+    assert digest(log) == before
+    own = tmp_path / "deep" / "er" / "synth.parquet"  # missing folders are made
+    assert cli.main(["synth", "--queries", "5", "--out", str(own), "--quiet"]) == 0
+    assert cli.main(["synth", "--queries", "7", "--out", str(own), "--quiet"]) == 0  # its own
+    assert len(set(pq.read_table(own)["query_id"].to_pylist())) == 7
+
+
+def test_yes_no_parameters_take_bools_only(log):
+    for name in ("progress", "complete"):
+        with pytest.raises(TypeError, match=rf"{name} must be True or False, got 'no'"):
+            fastndcg.evaluate(str(log), **{name: "no"})
+    assert fastndcg.evaluate(str(log), k=3, progress=np.bool_(False)).n_queries == 20
+    with pytest.raises(TypeError, match="portable must be True or False, got 1"):
+        fastndcg.warmup(portable=1)
+    with pytest.raises(TypeError, match="stream must be a text stream"):
+        fastndcg.warmup(stream=5)
+
+
+def test_cutoffs_and_thresholds_share_their_bounds(log, capsys):
+    s, r, o = [0.5, 0.2], [1, 0], [0, 2]
+    with pytest.raises(ValueError, match=r"k must be <= 1,000,000,000, got 10,000,000,000"):
+        fastndcg.ndcg(s, r, o, k=10 ** 10)
+    with pytest.raises(ValueError, match=r"k\[1\] must be <= "):
+        fastndcg.evaluate(str(log), k=[3, 2 ** 63])
+    with pytest.raises(ValueError, match=r"rel must be an integer from 0 to 9007199254740992"):
+        fastndcg.measure(s, r, o, measure="P@1", rel=2 ** 60)
+    err = one_line_error(["evaluate", str(log), "-k", str(10 ** 10)], capsys)
+    assert "-k" in err and "1000000000" in err, err
+    err = one_line_error(["evaluate", str(log), "-l", str(2 ** 60)], capsys)
+    assert "--rel" in err and str(2 ** 60) in err, err
+    with pytest.raises(ValueError, match=r"batch_rows must be <= "):
+        fastndcg.evaluate(str(log), batch_rows=10 ** 30)
+
+
+def test_an_unread_doc_column_is_refused(log):
+    with pytest.raises(ValueError, match=r"doc='docno' names the document column, which is "
+                                         r"read only with qrels="):
+        fastndcg.evaluate(str(log), doc="docno")
+    assert fastndcg.evaluate(str(log), k=3, doc="doc_id", ties="trec").n_queries == 20
+
+
+def test_command_line_speaks_in_flags(log, capsys):
+    err = one_line_error(["evaluate", str(log), "--log-base", "1"], capsys)
+    assert "--log-base must be" in err and "--log-base 2" in err and "log_base" not in err, err
+    err = one_line_error(["evaluate", str(log), "--doc-col", "docno"], capsys)
+    assert err.startswith("fastndcg: error: --doc-col='docno'"), err
+    err = one_line_error(["evaluate", str(log), "--doc-col=--"], capsys)
+    assert "--doc-col takes one value" in err, err
+
+
+def test_sklearn_dropin_weights(tmp_path):
+    args = ([[1, 0, 2], [0, 1, 1]], [[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]])
+    for weights, pattern in [("", "sample_weight must be a 1-D array of numbers"),
+                             ([np.nan, 1], r"sample_weight\[0\] is nan"),
+                             ([[1, 2]], "sample_weight must be 1-D"),
+                             ([1, -1], "sample_weight sums to zero")]:
+        with pytest.raises((TypeError, ValueError), match=pattern):
+            fastndcg.ndcg_score(*args, sample_weight=weights)
+    with pytest.raises(ValueError, match=r"^y_true: Input contains NaN\.$"):
+        fastndcg.ndcg_score([[1, np.nan, 2]], [[0.1, 0.2, 0.3]])

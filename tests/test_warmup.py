@@ -128,6 +128,11 @@ def test_warmup_in_several_processes():
 
 
 def test_warmup_jobs_must_be_a_positive_int():
-    for bad in (0, -1, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="jobs must be an int >= 1"):
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=f"jobs must be >= 1, got {bad}"):
             fastndcg.warmup(jobs=bad)
+    for bad in (1.5, True, "2"):
+        with pytest.raises(TypeError, match=f"jobs must be an int >= 1, got {bad!r}"):
+            fastndcg.warmup(jobs=bad)
+    with pytest.raises(ValueError, match="jobs must be <= 256, got 257"):
+        fastndcg.warmup(jobs=257)

@@ -1,0 +1,661 @@
+"""A property-based hunt over every public parameter and every command-line option.
+
+For each public function and each subcommand, hypothesis replaces one or two of a
+valid call's parameters with hostile values (empty, blank, NaN, +-inf, 0,
+negatives, huge, wrong types, unicode, NUL, paths that are links to an input, the
+input itself, a directory, a FIFO, ``/dev/null``, a file in a read-only directory,
+a path that does not exist) and asserts that the call either
+
+* returns the right answer, checked against ``fastndcg.reference`` (scikit-learn
+  for the scikit-learn drop-ins), or
+* raises ``ValueError`` / ``TypeError`` / ``FileNotFoundError`` whose message names
+  the parameter it replaced (on the command line: exit status != 0, exactly one
+  ``fastndcg: error:`` line naming the option, nothing on stdout);
+
+and, every time, that no input file changed and that the call did not hang.
+``test_every_parameter_is_fuzzed`` lists the parameters from the signatures and the
+options from the argument parser and fails when one has no hostile values here.
+
+The CI profile draws a few examples per target (``FASTNDCG_FUZZ_EXAMPLES``, default
+12); the heavy test runs the long profile (200 per target) when
+``FASTNDCG_FUZZ=long`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import inspect
+import io
+import json
+import math
+import os
+import re
+import signal
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+import fastndcg
+from fastndcg import cli, reference
+
+EXAMPLES = int(os.environ.get("FASTNDCG_FUZZ_EXAMPLES", "12"))
+LONG = 200
+HANG_S = 90  # one call longer than this is a hang
+ERRORS = (ValueError, TypeError, FileNotFoundError)
+
+# --------------------------------------------------------------------------- data
+
+S = np.array([0.5, 0.25, 1.0, 0.0, 0.5, 0.5])
+L = np.array([1, 0, 2, 1, 0, 3], dtype=np.int64)
+O = np.array([0, 2, 6], dtype=np.int64)
+
+
+def _table() -> pa.Table:
+    rng = np.random.default_rng(7)
+    q = np.repeat(np.arange(12, dtype=np.int64), 4)
+    n = len(q)
+    return pa.table({"query_id": q, "doc_id": np.arange(n, dtype=np.int64),
+                     "score": rng.integers(0, 4, n).astype(np.float32),  # tie-heavy
+                     "s2": rng.integers(0, 4, n).astype(np.float32),
+                     "label": rng.integers(0, 4, n).astype(np.int8),
+                     "seg": np.where(q % 2 == 0, "even", "odd"),
+                     "w": np.repeat(rng.integers(1, 4, 12), 4).astype(np.float64)})
+
+
+TABLE = _table()
+
+
+class Files:
+    """The fuzz's folder: inputs (never to change) and the hostile paths."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.log = root / "log.parquet"
+        pq.write_table(TABLE, self.log)
+        self.run = root / "run.txt"
+        self.run.write_text("".join(f"q{q} Q0 d{d} {i} {s} t\n" for i, (q, d, s) in enumerate(
+            zip(TABLE["query_id"].to_pylist(), TABLE["doc_id"].to_pylist(),
+                TABLE["score"].to_pylist()))))
+        self.qrels = root / "qrels.txt"
+        self.qrels.write_text("".join(f"q{q} 0 d{d} {r}\n" for q, d, r in zip(
+            TABLE["query_id"].to_pylist(), TABLE["doc_id"].to_pylist(),
+            TABLE["label"].to_pylist())))
+        (root / "link.parquet").symlink_to(self.log)
+        (root / "adir").mkdir()
+        (root / "adir" / "notes.txt").write_text("not a log\n")
+        ro = root / "readonly"
+        ro.mkdir()
+        ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        os.mkfifo(root / "fifo")
+        self.inputs = [self.log, self.run, self.qrels, root / "adir" / "notes.txt"]
+        self.fresh = 0
+
+    def path(self, kind: str) -> str:
+        """A hostile path of a kind; 'new*' names a fresh, unused output path."""
+        r = self.root
+        if kind.startswith("new"):
+            self.fresh += 1
+            ext = kind[3:]
+            return str(r / "out" / f"{self.fresh}{ext}")
+        return str({"link": r / "link.parquet", "input": self.log, "run": self.run,
+                    "qrels": self.qrels, "dir": r / "adir", "missing": r / "nope" / "x.parquet",
+                    "readonly": r / "readonly" / "x.parquet", "fifo": r / "fifo",
+                    "devnull": "/dev/null", "notes": r / "adir" / "notes.txt"}[kind])
+
+    def digests(self) -> dict:
+        return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in self.inputs}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz")
+    f = Files(root)
+    (root / "out").mkdir()
+    MADE.clear()
+    MADE["files"] = f
+    here = os.getcwd()
+    os.chdir(root / "out")  # relative output paths land in the fuzz's folder
+    try:
+        yield f
+    finally:
+        os.chdir(here)
+    (root / "readonly").chmod(stat.S_IRWXU)
+
+
+# --------------------------------------------------------------------------- values
+
+class P:
+    """A path drawn by kind, made real inside the test (the folder is a fixture)."""
+
+    def __init__(self, kind: str, as_path: bool = False):
+        self.kind, self.as_path = kind, as_path
+
+    def __repr__(self):
+        return f"P({self.kind!r}{', Path' if self.as_path else ''})"
+
+
+PATH_KINDS = ["link", "input", "run", "qrels", "dir", "missing", "readonly", "fifo", "devnull",
+              "notes", "new.parquet", "new.csv", "new.png", "new.json", "new"]
+
+SPECIAL = [
+    "", " ", "\t\n", "a\0b", "\u00e9\u4e2d\u0301", "nan", "inf", "-1", "0", "1e308", "None",
+    "True", "exp2", "all", "../", "\u0661",  # an Arabic-Indic digit one
+    float("nan"), float("inf"), -float("inf"), 0, -1, 0.0, -0.0, 1.5, 1e-320, 1e308,
+    10 ** 30, -(10 ** 30), 2 ** 63, 2 ** 64, 2 ** 53 + 1, True, False, None, 1j, b"", b"x",
+    [], (), {}, set(), [None], [float("nan")], ["a", 1], [[1]], {"a": 1},
+    np.float32("nan"), np.int64(-1), np.uint64(2 ** 64 - 1), np.bool_(True), np.array([]),
+    np.array([[1, 2]]), np.array(["x"]), pa.array([1, None]), pa.scalar(3),
+]
+
+HOSTILE = st.one_of(
+    st.sampled_from(SPECIAL),
+    st.builds(P, st.sampled_from(PATH_KINDS), st.booleans()),
+    st.text(max_size=6),
+    st.integers(),
+    st.floats(),
+    st.lists(st.integers(-3, 5), max_size=3),
+)
+
+CLI_SPECIAL = ["", " ", "nan", "inf", "-inf", "0", "-1", "1e308", "99999999999999999999",
+               "2.5", "1,1", "1,", ",", "a,b", "\u00e9", "\u0661", "\uff11", "1_0", "0x10",
+               "-", "--", "None", "true", "all", "exp2", "../", "tcp://", "x" * 300]
+CLI_HOSTILE = st.one_of(st.sampled_from(CLI_SPECIAL),
+                        st.builds(P, st.sampled_from(PATH_KINDS)),
+                        st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
+                                max_size=6),
+                        st.integers().map(str))
+
+
+def real(value, files: Files):
+    if isinstance(value, P):
+        text = files.path(value.kind)
+        return Path(text) if value.as_path else text
+    return value
+
+
+# --------------------------------------------------------------------------- checks
+
+class Hang(BaseException):
+    """Not an Exception: nothing under test may catch it."""
+
+
+@contextlib.contextmanager
+def no_hang(what):
+    def fire(*_):
+        raise Hang(f"{what} ran past {HANG_S} s")
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(HANG_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+RAW = ("ArrowInvalid", "ArrowTypeError", "pyarrow.lib", "zlib", "Traceback", "object has no "
+       "attribute", "list index out of range", "numba", "Numba", "embedded null byte",
+       "invalid literal for int()", "could not convert string to float")
+
+
+def check_refusal(err: BaseException, names, call, values=()) -> None:
+    message = str(err)
+    assert isinstance(err, ERRORS), f"{call}: raised {type(err).__name__}: {message}"
+    assert message.strip(), f"{call}: {type(err).__name__} with no message"
+    own = re.sub(r"<pyarrow\.lib\.[^>]*>", "", message)
+    for v in values:  # the user's own value, shown, is not a leak
+        own = own.replace(repr(v), "").replace(str(v), "")
+    for raw in RAW:
+        assert raw not in own, f"{call}: raw error text {raw!r} in {message!r}"
+    assert any(n in message for n in names), (
+        f"{call}: the message names none of {sorted(names)}: {message!r}")
+
+
+def close(a, b) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True))
+
+
+def given_kw(kw: dict, *names) -> dict:
+    return {n: kw[n] for n in names if n in kw and kw[n] is not None}
+
+
+def table_queries(table: pa.Table, score: str = "score"):
+    order = np.argsort(table["query_id"].to_numpy(), kind="stable")
+    t = table.take(order)
+    q = t["query_id"].to_numpy()
+    offsets = np.flatnonzero(np.r_[True, q[1:] != q[:-1], True])
+    return t[score].to_numpy().astype(float), t["label"].to_numpy().astype(int), offsets
+
+
+def expected_means(kw: dict, score: str = "score") -> dict:
+    """The mean NDCG@k of TABLE by the reference, for evaluate-style options."""
+    s, r, o = table_queries(TABLE, score)
+    ks = kw.get("k", (1, 3, 5, 10))
+    ks = list(ks) if isinstance(ks, (list, tuple, np.ndarray)) else [ks]
+    opts = given_kw(kw, "gain", "ties", "log_base", "zero_idcg", "nan_scores", "negative_labels")
+    out = {}
+    for k in ks:
+        values = reference.ndcg(s, r, o, k=None if k is None else int(k), **opts)
+        out["ndcg" if k is None else f"ndcg@{int(k)}"] = float(np.mean(values))
+    return out
+
+
+# --------------------------------------------------------------------------- targets
+
+@dataclass
+class Target:
+    call: Callable
+    base: dict
+    verify: Callable  # (result, kwargs, files) -> None; raise on a wrong answer
+    names: dict = field(default_factory=dict)  # parameter -> other words naming it
+    hopeless: Callable = lambda kw: False  # kwargs certainly valid and too slow to run
+
+
+def _verify_array(fn):
+    def check(result, kw, files):
+        if kw.get("preset") is not None or kw.get("score_precision") is not None:
+            raise AssertionError(f"accepted preset/score_precision {kw}")
+        args = {k: v for k, v in kw.items() if v is not None and k not in ("preset", "score_precision")}
+        expect = getattr(reference, fn)(**args)
+        assert close(result, expect), f"{fn}({kw}) = {result}, reference {expect}"
+    return check
+
+
+def _verify_measure(result, kw, files):
+    assert kw["measure"] == "nDCG@3 P@2", f"accepted measure={kw['measure']!r}"
+    assert kw.get("preset") is None and kw.get("score_precision") is None, kw
+    base = given_kw(kw, "scores", "labels", "offsets", "query_ids")
+    # "nDCG@3" is ir_measures' nDCG: linear gain (a gain= given must agree, or is refused)
+    nd = reference.ndcg(**base, k=3, **{"gain": "linear", **given_kw(
+        kw, "gain", "ties", "log_base", "zero_idcg", "nan_scores", "negative_labels")})
+    rel = kw.get("rel")
+    p = reference.measure("p", **base, k=2, rel=1 if rel is None else rel,
+                          **given_kw(kw, "ties", "nan_scores"))
+    assert close(result["ndcg@3"], nd) and close(result["p@2"], p), (result, nd, p)
+
+
+def _verify_sklearn(fn):
+    def check(result, kw, files):
+        import sklearn.metrics as skm
+        expect = getattr(skm, fn)(**kw)
+        assert close(result, expect), f"{fn}({kw}) = {result}, scikit-learn {expect}"
+    return check
+
+
+def _source_ok(kw, files) -> None:
+    src = kw.get("source")
+    if isinstance(src, (str, Path)):
+        assert Path(src).resolve() == files.log.resolve(), f"accepted source {src!r}"
+    else:
+        assert src is TABLE, f"accepted source {src!r}"
+
+
+def _verify_evaluate(report, kw, files):
+    _source_ok(kw, files)
+    for bad in ("qrels", "measure", "weight", "preset", "score_precision"):
+        assert kw.get(bad) is None, f"accepted {bad}={kw[bad]!r}"
+    for col in ("query", "doc", "score", "label"):
+        assert kw.get(col, col if col != "query" else "query_id") in (col, "query_id", "doc_id"), kw
+    expect = expected_means(kw)
+    assert set(report.mean) == set(expect), (report.mean, expect)
+    for name, value in expect.items():
+        assert close(report.mean[name], value), (name, report.mean[name], value)
+    per_query = kw.get("per_query")
+    if isinstance(per_query, (str, Path)):
+        assert Path(per_query).exists(), per_query
+        assert str(Path(per_query).resolve()).startswith(str(files.root)), per_query
+
+
+def _verify_compare(comp, kw, files):
+    _source_ok(kw, files)
+    assert list(kw["systems"]) == ["score", "s2"], kw["systems"]
+    for bad in ("qrels", "segment"):
+        assert kw.get(bad) is None, f"accepted {bad}={kw[bad]!r}"
+    opts = {n: kw[n] for n in ("gain", "ties", "log_base", "zero_idcg", "nan_scores",
+                               "negative_labels", "k") if n in kw}
+    for row in comp.to_dict()["systems"]:
+        expect = expected_means(opts, row["system"])[row["measure"]]
+        assert close(row["mean"], expect), (row, expect)
+    c = kw.get("confidence", 0.95)
+    assert 0 < c < 1, f"accepted confidence={c!r}"
+
+
+def _verify_dask(report, kw, files):
+    _verify_evaluate(report, {k: v for k, v in kw.items()
+                              if k not in ("client", "workers", "partition_rows")}, files)
+
+
+def _verify_written(kind):
+    def check(result, kw, files):
+        if kw["path"] is None:  # plot() without a path returns the figure
+            assert kind == "plot" and hasattr(result, "savefig"), result
+            return
+        path = Path(kw["path"])  # (as root, a read-only folder is writable)
+        assert path.is_file() and path.resolve() not in {p.resolve() for p in files.inputs}, path
+        if kind == "write" and path.suffix == ".parquet":
+            assert pq.read_table(path).num_rows == 12
+    return check
+
+
+def _refuse_all(result, kw, files):
+    raise AssertionError(f"accepted {kw}")
+
+
+def _warmup_valid(kw) -> bool:
+    jobs = kw.get("jobs", 1)
+    return (type(kw.get("portable", False)) is bool and type(kw.get("progress", False)) is bool
+            and type(jobs) is int and 1 <= jobs <= 64 and kw.get("stream") is None)
+
+
+MADE: dict = {}  # the report and comparison written or drawn, made once from the log file
+
+
+def _report():
+    if "report" not in MADE:
+        MADE["report"] = fastndcg.evaluate(MADE["files"].log, k=3)
+    return MADE["report"]
+
+
+def _comparison():
+    if "comparison" not in MADE:
+        MADE["comparison"] = fastndcg.compare(MADE["files"].log, ["score", "s2"], k=3,
+                                              n_resamples=50)
+    return MADE["comparison"]
+
+
+def _plot(path=None, **kw):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    return _comparison().plot(path, **kw)
+
+
+ARRAYS = dict(scores=S, labels=L, offsets=O)
+TARGETS: dict[str, Target] = {
+    "ndcg": Target(fastndcg.ndcg, dict(ARRAYS, k=3), _verify_array("ndcg")),
+    "dcg": Target(fastndcg.dcg, dict(ARRAYS, k=3), _verify_array("dcg")),
+    "idcg": Target(fastndcg.idcg, dict(labels=L, offsets=O, k=3), _verify_array("idcg")),
+    "measure": Target(fastndcg.measure, dict(ARRAYS, measure="nDCG@3 P@2"), _verify_measure),
+    "ndcg_score": Target(fastndcg.ndcg_score, dict(y_true=[[1, 0, 2, 3]], y_score=[[0.5, 0.5, 0.1, 0.2]]),
+                         _verify_sklearn("ndcg_score")),
+    "dcg_score": Target(fastndcg.dcg_score, dict(y_true=[[1, 0, 2, 3]], y_score=[[0.5, 0.5, 0.1, 0.2]]),
+                        _verify_sklearn("dcg_score")),
+    "evaluate": Target(fastndcg.evaluate, dict(source=TABLE, k=3), _verify_evaluate),
+    "compare": Target(fastndcg.compare, dict(source=TABLE, systems=["score", "s2"], k=3,
+                                             n_resamples=50), _verify_compare),
+    "warmup": Target(fastndcg.warmup, {}, _refuse_all, hopeless=_warmup_valid),
+    "Report.write": Target(lambda **kw: _report().write(**kw), {"path": P("new.parquet")},
+                           _verify_written("write")),
+    "Comparison.plot": Target(_plot, {"path": P("new.png")}, _verify_written("plot")),
+    "dask.evaluate": Target(None, {"source": TABLE, "k": 3}, _verify_dask),
+}
+
+# compare forwards these keyword arguments (``**options``) to evaluate
+COMPARE_OPTIONS = ["query", "doc", "score", "label", "gain", "ties", "log_base", "zero_idcg",
+                   "nan_scores", "negative_labels", "complete", "score_precision", "preset",
+                   "measure", "rel", "weight", "batch_rows", "bogus_option"]
+
+
+def params_of(name: str) -> list[str]:
+    fn = {"Report.write": fastndcg.Report.write, "Comparison.plot": fastndcg.Comparison.plot,
+          "dask.evaluate": _dask().evaluate}.get(name) or TARGETS[name].call
+    out = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.name == "self":
+            continue
+        out.extend(COMPARE_OPTIONS if p.kind is p.VAR_KEYWORD else [p.name])
+    return out
+
+
+def _dask():
+    import fastndcg.dask as fd
+    return fd
+
+
+# --------------------------------------------------------------------------- the API fuzz
+
+def call_api(name: str, replaced: dict, files: Files, dask_client=None) -> None:
+    target = TARGETS[name]
+    kw = {k: real(v, files) for k, v in {**target.base, **replaced}.items()}
+    if name == "dask.evaluate":
+        kw.setdefault("client", dask_client)
+        if "workers" in replaced and "client" not in replaced:
+            kw.pop("client")  # workers alone is a new local cluster; with a client it's refused
+            assume(not (isinstance(kw["workers"], int) and 0 < kw["workers"] < 5))
+    assume(not target.hopeless(kw))
+    before = files.digests()
+    call = f"{name}({', '.join(f'{k}={v!r}' for k, v in replaced.items())})"
+    fn = _dask().evaluate if name == "dask.evaluate" else target.call
+    names = set(replaced) | {shown for real_v in (kw[k] for k in replaced)
+                             if isinstance(real_v, (str, Path)) and len(str(real_v)) > 2
+                             for shown in (str(real_v), repr(str(real_v))[1:-1])}
+    if name == "compare" and "bogus_option" in replaced:
+        names.add("bogus_option")
+    with no_hang(call):
+        try:
+            result = fn(**kw)
+        except BaseException as err:  # noqa: B036 - every escape is judged
+            if isinstance(err, (KeyboardInterrupt, Hang)):
+                raise
+            check_refusal(err, names, call, [kw[k] for k in replaced if k in kw])
+        else:
+            target.verify(result, kw, files)
+    assert files.digests() == before, f"{call} changed an input file"
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _draw_params(data, name: str) -> dict:
+    params = params_of(name)
+    chosen = data.draw(st.lists(st.sampled_from(params), min_size=1, max_size=2, unique=True),
+                       label="parameters")
+    return {p: data.draw(HOSTILE, label=p) for p in chosen}
+
+
+API_NAMES = [n for n in TARGETS if n != "dask.evaluate"]
+
+
+def _api_fuzz(name, files, data):
+    call_api(name, _draw_params(data, name), files)
+
+
+@pytest.mark.parametrize("name", API_NAMES)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_api_fuzz(name, files, data):
+    _api_fuzz(name, files, data)
+
+
+@settings(max_examples=max(4, EXAMPLES // 2), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_dask_fuzz(files, dask_client, data):
+    call_api("dask.evaluate", _draw_params(data, "dask.evaluate"), files, dask_client)
+
+
+# --------------------------------------------------------------------------- the CLI fuzz
+
+CLI_BASE = {
+    "evaluate": ["{log}", "-k", "3", "--format", "json", "--quiet"],
+    "compare": ["{log}", "--systems", "score,s2", "-k", "3", "--resamples", "50", "--format",
+                "json", "--quiet"],
+    "demo": ["--queries", "20", "--sample", "5", "--quiet"],
+    "synth": ["--queries", "5", "--out", "{new.parquet}", "--quiet"],
+    "warmup": ["--quiet", "--jobs", "1"],
+}
+
+
+def cli_options(command: str) -> dict:
+    """option (or positional dest) -> the argparse action, from the parser itself."""
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out = {}
+    for action in sub.choices[command]._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        out[action.option_strings[-1] if action.option_strings else action.dest] = action
+    return out
+
+
+def _argv(command: str, replaced: dict, files: Files) -> list[str]:
+    base = [files.path(a[1:-1]) if a.startswith("{new") else a.replace("{log}", str(files.log))
+            for a in CLI_BASE[command]]
+    actions = cli_options(command)
+    argv = list(base)
+    for opt, value in replaced.items():
+        action = actions[opt]
+        if not action.option_strings:  # the positional inputs: replace the first
+            argv = [value] + argv[1:] if command in ("evaluate", "compare") else argv
+            continue
+        if opt in argv and action.nargs != 0:  # replace a base value
+            argv[argv.index(opt) + 1] = value
+        elif action.nargs == 0:
+            argv.append(opt)
+        else:
+            argv += [opt, value] if not value.startswith("-") else [f"{opt}={value}"]
+    return [command] + argv
+
+
+def _cli_ok(command: str, argv: list, out: str, files: Files) -> None:
+    """An exit 0: the answer must be right."""
+    args = cli._parser().parse_args(argv)
+    if command == "evaluate":
+        assert Path(args.source[0]).resolve() == files.log.resolve(), f"accepted {args.source}"
+        if args.qrels:  # the log's own labels as judgments: every row judged, same answer
+            assert Path(args.qrels).resolve() == files.log.resolve(), f"accepted {args.qrels}"
+        for bad in ("measure", "weight_col", "preset", "score_precision", "scheduler",
+                    "workers"):
+            assert not getattr(args, bad), f"accepted --{bad} {getattr(args, bad)!r}"
+        kw = {"k": cli._k(args)}
+        kw.update(given_kw(vars(args), "gain", "ties", "log_base", "zero_idcg", "nan_scores",
+                           "negative_labels"))
+        if args.format == "json":
+            got = json.loads(out)
+            for name, value in expected_means(kw).items():
+                assert close(got[name], value), (argv, name, got[name], value)
+    elif command == "compare":
+        assert args.inputs == [str(files.log)] and args.systems == "score,s2", argv
+        got = json.loads(out) if args.format == "json" else None
+        if got is not None:
+            for row in got["systems"]:
+                assert close(row["mean"], expected_means({"k": args.k}, row["system"])[row["measure"]])
+        assert 0 < args.confidence < 1, argv
+    elif command == "synth":
+        table = pq.read_table(args.out)
+        assert len(set(table["query_id"].to_pylist())) == args.queries, argv
+        assert str(Path(args.out).resolve()).startswith(str(files.root)), argv
+
+
+def _cli_names(opt: str, action, value: str) -> set:
+    names = {opt}
+    if action.dest:
+        names.add(action.dest)
+    if os.sep in value and len(value) > 2:  # a file named by its path
+        names.add(value)
+    if not action.option_strings:
+        names |= {value, "input", "source", "log"} if value.strip() and len(value) > 2 else {"input", "source", "log"}
+    return names
+
+
+def call_cli(command: str, replaced: dict, files: Files) -> None:
+    replaced = {o: (files.path(v.kind) if isinstance(v, P) else v) for o, v in replaced.items()}
+    argv = _argv(command, replaced, files)
+    for opt in ("--queries", "--mean-docs", "--sample"):  # valid, but big work is not a hunt
+        v = replaced.get(opt, "").strip().replace("_", "")
+        assume(not (v.isdecimal() and int(v) > 5000))
+    if command == "warmup":  # a real warm-up compiles everything: only refusals are drawn
+        assume(any(o not in ("--quiet",) for o in replaced))
+        jobs = replaced.get("--jobs", "1")
+        assume(not (jobs.strip().isdigit() and "--portable" not in replaced))
+    before = files.digests()
+    out, err = io.StringIO(), io.StringIO()
+    with no_hang(argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(argv)
+    out, err = out.getvalue(), err.getvalue()
+    assert files.digests() == before, f"{argv} changed an input file"
+    assert "Traceback" not in err, err
+    if rc == 0:
+        _cli_ok(command, argv, out, files)
+        return
+    assert out == "", f"{argv}: exit {rc} with stdout {out!r}"
+    assert err.startswith("fastndcg: error: ") and err.count("\n") == 1, f"{argv}: {err!r}"
+    actions = cli_options(command)
+    names = set().union(*(_cli_names(o, actions[o], v) for o, v in replaced.items()))
+    assert any(n in err for n in names), f"{argv}: names none of {sorted(names)}: {err!r}"
+
+
+def _draw_cli(data, command: str) -> dict:
+    actions = cli_options(command)
+    chosen = data.draw(st.lists(st.sampled_from(sorted(actions)), min_size=1, max_size=2,
+                                unique=True), label="options")
+    return {o: ("" if actions[o].nargs == 0 else data.draw(CLI_HOSTILE, label=o)) for o in chosen}
+
+
+@pytest.mark.parametrize("command", list(CLI_BASE))
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_cli_fuzz(command, files, data):
+    call_cli(command, _draw_cli(data, command), files)
+
+
+# --------------------------------------------------------------------------- coverage
+
+def test_every_parameter_is_fuzzed():
+    """Every parameter of every public function and every option of every subcommand
+    is drawn by the fuzz: a new one fails here until it is."""
+    public = set(fastndcg.__all__) - {"Report", "Comparison", "WarmupReport", "reference",
+                                      "__version__"}
+    assert public <= set(TARGETS), f"public functions not fuzzed: {public - set(TARGETS)}"
+    for name in TARGETS:
+        params = params_of(name)
+        assert params, name
+        # every parameter is a draw of _draw_params; a keyword-only parameter the
+        # call cannot take would raise TypeError naming it, which the fuzz checks
+        sig = inspect.signature(_dask().evaluate if name == "dask.evaluate"
+                                else {"Report.write": fastndcg.Report.write,
+                                      "Comparison.plot": fastndcg.Comparison.plot}.get(name, TARGETS[name].call))
+        named = {p for p in sig.parameters if p != "self"}
+        assert named - {"options"} <= set(params), (name, named - set(params))
+    compare_sig = set(inspect.signature(fastndcg.compare).parameters)
+    evaluate_sig = set(inspect.signature(fastndcg.evaluate).parameters)
+    forwarded = evaluate_sig - compare_sig - {"source", "explain", "per_query", "progress"}
+    assert forwarded <= set(COMPARE_OPTIONS), forwarded - set(COMPARE_OPTIONS)
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(CLI_BASE), set(sub.choices) ^ set(CLI_BASE)
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(os.environ.get("FASTNDCG_FUZZ") != "long",
+                    reason="the long fuzz profile runs with FASTNDCG_FUZZ=long")
+@pytest.mark.parametrize("name", API_NAMES + [f"cli:{c}" for c in CLI_BASE])
+def test_fuzz_long(name, files):
+    @settings(max_examples=LONG, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def run(data):
+        if name.startswith("cli:"):
+            call_cli(name[4:], _draw_cli(data, name[4:]), files)
+        else:
+            _api_fuzz(name, files, data)
+    run()
