@@ -174,6 +174,13 @@ def _parser() -> _Parser:
                          "--per-query must then be a directory every worker can write")
     ev.add_argument("--workers", type=_positive, metavar="N",
                     help="run on a local Dask cluster of N worker processes")
+    ev.add_argument("--spark", nargs="?", const="local[*]", metavar="MASTER",
+                    help="run on Spark (needs fastndcg[spark]): the input is a table name or "
+                         "a path Spark reads; MASTER defaults to local[*]; --per-query must "
+                         "then be a directory")
+    ev.add_argument("--order-col", metavar="COLUMN",
+                    help="with --spark: the column whose order is the input order "
+                         "(needed by --ties stable)")
     ev.add_argument("--format", default="table", choices=["table", "json"])
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -284,6 +291,13 @@ def _evaluate(args) -> int:
     if args.scheduler and args.workers:
         raise _UsageError("--scheduler (an existing cluster) and --workers (a new local one) "
                           "contradict each other; give one")
+    if args.spark is not None and (args.scheduler or args.workers):
+        raise _UsageError("--spark and --scheduler/--workers choose different engines; give one")
+    if args.order_col is not None and args.spark is None:
+        raise _UsageError("--order-col is read by --spark only (one machine keeps the input "
+                          "order); drop it, or add --spark")
+    if args.spark is not None:
+        return _evaluate_on_spark(args, options)
     distributed = bool(args.scheduler or args.workers)
     if args.per_query:
         ext = os.path.splitext(args.per_query.rstrip("/" + os.sep))[1].lower()
@@ -460,6 +474,45 @@ def _compare(args) -> int:
         result.plot(args.plot)
         if args.format == "table":
             print(f"plot: {args.plot}")
+    return 0
+
+
+def _evaluate_on_spark(args, options: dict) -> int:
+    try:
+        from pyspark.sql import SparkSession
+        from . import spark as fspark
+    except ImportError:
+        raise ValueError("--spark needs pyspark: pip install 'fastndcg[spark]'") from None
+    if len(args.source) > 1:
+        raise _UsageError(f"--spark evaluates one table or path, got {len(args.source)} inputs")
+    if args.per_query and os.path.splitext(args.per_query.rstrip("/"))[1]:
+        raise _UsageError(f"--per-query must name a directory with --spark (the executors "
+                          f"write Parquet parts there), got {args.per_query!r}")
+    if not re.fullmatch(r"local(\[(\*|\d+)(,\s*\d+)?\])?|(spark|k8s|mesos)://\S+|yarn",
+                        args.spark):
+        raise _UsageError(f"--spark takes a Spark master URL (local, local[4], local[*], "
+                          f"spark://host:7077, yarn, k8s://...), got {V.shown(args.spark)}")
+    source = args.source[0]
+    try:
+        spark = (SparkSession.builder.master(args.spark).appName("fastndcg")
+                 .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    except Exception as err:  # the JVM's errors reach Python as Py4J exceptions
+        first = " ".join(str(err).strip().splitlines()[0].split()) if str(err).strip() else ""
+        raise ValueError(f"cannot start Spark with master {args.spark!r}: "
+                         f"{first or type(err).__name__}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        report = fspark.evaluate(source, spark=spark, order=args.order_col,
+                                 per_query=args.per_query or False, **options)
+    finally:
+        spark.stop()
+    if args.format == "json":
+        print(_json(report.to_dict()))
+    else:
+        print(f"{source}  (Spark {args.spark})" + (f"  (qrels {args.qrels})" if args.qrels else ""))
+        print(report.format_table())
+        if args.per_query:
+            print(f"per-query results: {args.per_query}")
     return 0
 
 

@@ -481,7 +481,10 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
         if "://" not in source:
             V.input_path(source, "source")
     if workers is not None:
-        V.count(workers, "workers", hi=4096, fix="one worker process per core is best")
+        cores = os.cpu_count() or 1  # a local cluster: processes on this machine
+        V.count(workers, "workers", hi=4 * cores, fix=f"this machine has {cores} cores, and one "
+                f"worker process per core is best; for a bigger cluster start one and pass "
+                f"client= (--scheduler)")
     if client is not None:
         from distributed import Client
 

@@ -332,7 +332,8 @@ def _verify_compare(comp, kw, files):
 
 def _verify_dask(report, kw, files):
     _verify_evaluate(report, {k: v for k, v in kw.items()
-                              if k not in ("client", "workers", "partition_rows")}, files)
+                              if k not in ("client", "workers", "partition_rows", "spark",
+                                           "order", "partitions")}, files)
 
 
 def _verify_written(kind):
@@ -398,7 +399,9 @@ TARGETS: dict[str, Target] = {
                            _verify_written("write")),
     "Comparison.plot": Target(_plot, {"path": P("new.png")}, _verify_written("plot")),
     "dask.evaluate": Target(None, {"source": TABLE, "k": 3}, _verify_dask),
+    "spark.evaluate": Target(None, {"source": P("input"), "k": 3}, _verify_dask),
 }
+ENGINES = ("dask.evaluate", "spark.evaluate")  # need a cluster: fuzzed by their own tests
 
 # compare forwards these keyword arguments (``**options``) to evaluate
 COMPARE_OPTIONS = ["query", "doc", "score", "label", "gain", "ties", "log_base", "zero_idcg",
@@ -407,8 +410,7 @@ COMPARE_OPTIONS = ["query", "doc", "score", "label", "gain", "ties", "log_base",
 
 
 def params_of(name: str) -> list[str]:
-    fn = {"Report.write": fastndcg.Report.write, "Comparison.plot": fastndcg.Comparison.plot,
-          "dask.evaluate": _dask().evaluate}.get(name) or TARGETS[name].call
+    fn = _function(name)
     out = []
     for p in inspect.signature(fn).parameters.values():
         if p.name == "self":
@@ -422,11 +424,24 @@ def _dask():
     return fd
 
 
+def _spark():
+    import fastndcg.spark as fs
+    return fs
+
+
+def _function(name: str):
+    return {"Report.write": fastndcg.Report.write, "Comparison.plot": fastndcg.Comparison.plot,
+            "dask.evaluate": _dask().evaluate,
+            "spark.evaluate": _spark().evaluate}.get(name) or TARGETS[name].call
+
+
 # --------------------------------------------------------------------------- the API fuzz
 
-def call_api(name: str, replaced: dict, files: Files, dask_client=None) -> None:
+def call_api(name: str, replaced: dict, files: Files, dask_client=None, spark=None) -> None:
     target = TARGETS[name]
     kw = {k: real(v, files) for k, v in {**target.base, **replaced}.items()}
+    if name == "spark.evaluate":
+        kw.setdefault("spark", spark)
     if name == "dask.evaluate":
         kw.setdefault("client", dask_client)
         if "workers" in replaced and "client" not in replaced:
@@ -435,7 +450,7 @@ def call_api(name: str, replaced: dict, files: Files, dask_client=None) -> None:
     assume(not target.hopeless(kw))
     before = files.digests()
     call = f"{name}({', '.join(f'{k}={v!r}' for k, v in replaced.items())})"
-    fn = _dask().evaluate if name == "dask.evaluate" else target.call
+    fn = _function(name) if name in ENGINES else target.call
     names = set(replaced) | {shown for real_v in (kw[k] for k in replaced)
                              if isinstance(real_v, (str, Path)) and len(str(real_v)) > 2
                              for shown in (str(real_v), repr(str(real_v))[1:-1])}
@@ -471,7 +486,7 @@ def _draw_params(data, name: str) -> dict:
     return {p: data.draw(HOSTILE, label=p) for p in chosen}
 
 
-API_NAMES = [n for n in TARGETS if n != "dask.evaluate"]
+API_NAMES = [n for n in TARGETS if n not in ENGINES]
 
 
 def _api_fuzz(name, files, data):
@@ -491,6 +506,27 @@ def test_api_fuzz(name, files, data):
 @given(data=st.data())
 def test_dask_fuzz(files, dask_client, data):
     call_api("dask.evaluate", _draw_params(data, "dask.evaluate"), files, dask_client)
+
+
+@pytest.fixture(scope="module")
+def spark_session():
+    import shutil
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs a Java runtime, and none is installed")
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@settings(max_examples=max(4, EXAMPLES // 2), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_spark_fuzz(files, spark_session, data):
+    call_api("spark.evaluate", _draw_params(data, "spark.evaluate"), files, spark=spark_session)
 
 
 # --------------------------------------------------------------------------- the CLI fuzz
@@ -632,9 +668,7 @@ def test_every_parameter_is_fuzzed():
         assert params, name
         # every parameter is a draw of _draw_params; a keyword-only parameter the
         # call cannot take would raise TypeError naming it, which the fuzz checks
-        sig = inspect.signature(_dask().evaluate if name == "dask.evaluate"
-                                else {"Report.write": fastndcg.Report.write,
-                                      "Comparison.plot": fastndcg.Comparison.plot}.get(name, TARGETS[name].call))
+        sig = inspect.signature(_function(name))
         named = {p for p in sig.parameters if p != "self"}
         assert named - {"options"} <= set(params), (name, named - set(params))
     compare_sig = set(inspect.signature(fastndcg.compare).parameters)

@@ -1,0 +1,336 @@
+"""Evaluate a search log where it lives: a Spark DataFrame, table or path.
+
+``fastndcg.spark.evaluate(df, ...)`` takes the options of :func:`fastndcg.evaluate`
+and returns the same :class:`~fastndcg.evaluate.Report`, with the same numbers.
+
+How it runs
+-----------
+The rows are brought together by query with ``repartition(query)`` and
+``sortWithinPartitions(query[, order])``, then every partition is scored on the
+executors by ``mapInArrow`` with the one partition scorer
+(:func:`fastndcg.partition.score_partition`, the function every path calls).
+Spark's Arrow batches are small (10,000 rows by default), so they are coalesced to
+``batch_rows`` before they reach the kernels, and a query that continues from one
+batch into the next is carried over, as on one machine; a Python worker holds
+about one batch and one query, never a whole partition. Each task runs one Numba
+thread (Spark runs a task per core) and loads the kernels from the compile cache
+(``FASTNDCG_CACHE_DIR``, a writable directory on each executor; run ``fastndcg
+warmup`` there once, e.g. in the image). Each partition returns its mergeable
+totals (and, unless ``per_query=False``, its per-query rows, or the path of the
+Parquet part it wrote), one small row; the driver merges them exactly as the Dask
+path does. A task that dies is retried by Spark: its result replaces nothing, as a
+partition's result is only read once the task succeeded.
+
+Ties: ``ties="average"`` (the default) and the presets' rules need no order, but
+``ties="stable"`` means "in input order", which Spark does not keep across splits
+and shuffles: give ``order=`` (a column whose ascending order is the input order,
+e.g. the original rank or position), or choose another rule.
+
+Qrels mode: judgments as a TREC or Parquet path, a pyarrow Table, or a Spark
+DataFrame (collected to the driver), read once and broadcast to the executors;
+each partition joins its queries with them, and ``ties="trec"`` orders tied
+documents exactly as on one machine.
+
+Example
+-------
+>>> import fastndcg.spark                                          # doctest: +SKIP
+>>> report = fastndcg.spark.evaluate(spark.table("search.clicks"), k=[1, 10])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from . import _validate as V
+from . import io
+from .evaluate import check_nonempty, check_weights, id_type
+from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
+                        explain_columns, score_partition)
+from .presets import DEFAULT_K
+from .qrels import Qrels, load_qrels
+from .report import Output, Part, PartWriter, Report, Totals, result_schema
+
+__all__ = ["evaluate", "COALESCE_ROWS"]
+
+COALESCE_ROWS = 1 << 16  # Spark's Arrow batches are joined to about this many rows
+
+
+def _require():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ImportError("fastndcg.spark needs pyspark: pip install 'fastndcg[spark]'") from None
+
+
+@dataclass
+class _Task:
+    """What every task needs, pickled once into the function Spark ships."""
+    opts: Options
+    columns: list
+    schema_out: pa.Schema
+    keep: bool                 # per-query rows kept (in memory or written)
+    staging: str | None        # a directory the executors write parts to (None: returned)
+    batch_rows: int
+    cache_dir: str | None
+
+
+def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
+    """Spark's small Arrow batches joined into batches of about ``rows`` rows."""
+    pending: list[pa.RecordBatch] = []
+    n = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        pending.append(b)
+        n += b.num_rows
+        if n >= rows:
+            yield from pa.Table.from_batches(pending).combine_chunks().to_batches()
+            pending, n = [], 0
+    if pending:
+        yield from pa.Table.from_batches(pending).combine_chunks().to_batches()
+
+
+def _executor_setup(task: _Task) -> None:
+    if task.cache_dir and "FASTNDCG_CACHE_DIR" not in os.environ:
+        os.environ["FASTNDCG_CACHE_DIR"] = task.cache_dir
+    import numba
+    numba.set_num_threads(1)  # one task per core: more threads would oversubscribe
+
+
+def _score_task(task_bytes: bytes, qrels_bc, index_col: str):
+    """The function ``mapInArrow`` runs on each partition: one payload row out."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task: _Task = pickle.loads(task_bytes)
+        _executor_setup(task)
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        slot = 2 * (ctx.partitionId() if ctx is not None else 0) + 1
+        qrels = None if qrels_bc is None else pickle.loads(qrels_bc.value)
+        path = None
+        if task.staging is not None:
+            attempt = ctx.attemptNumber() if ctx is not None else 0
+            path = os.path.join(task.staging, f"part-{slot:06d}.a{attempt}.parquet")
+        writer = PartWriter(task.schema_out, path, keep=task.keep)
+        try:
+            result = score_partition(_coalesce(batches, task.batch_rows),
+                                     Scorer(task.opts, qrels), writer)
+            payload = ("ok", slot, result, writer.close())
+        except (ValueError, TypeError) as err:  # bad data: told on the driver, not retried
+            writer.abort()
+            payload = ("error", type(err).__name__, str(err))
+        except BaseException:
+            writer.abort()
+            raise
+        yield pa.RecordBatch.from_pydict({index_col: [pickle.dumps(payload)]},
+                                         schema=pa.schema([(index_col, pa.binary())]))
+    return run
+
+
+def _session(spark):
+    from pyspark.sql import SparkSession
+    if spark is None:
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            raise ValueError("no active Spark session: pass spark=SparkSession (or start one, "
+                             "e.g. SparkSession.builder.master('local[2]').getOrCreate())")
+    elif not isinstance(spark, SparkSession):
+        raise TypeError(f"spark must be a pyspark.sql.SparkSession, got {V.shown(spark)} "
+                        f"({type(spark).__name__})")
+    return spark
+
+
+def _dataframe(source, spark) -> tuple[Any, str, list[str]]:
+    """(DataFrame, description, input paths) of a DataFrame, a path or a table name."""
+    from pyspark.sql import DataFrame
+    if isinstance(source, DataFrame):
+        return source, "the Spark DataFrame", []
+    if isinstance(source, (str, os.PathLike)):
+        text = V.path_text(source, "source")
+        if "://" in text or os.path.exists(text) or text.endswith((".parquet", ".pq")) \
+                or os.sep in text:
+            if "://" not in text:
+                V.input_path(text, "source")
+                if not os.path.exists(text) and not any(ch in text for ch in "*?["):
+                    raise FileNotFoundError(f"source {text!r} does not exist; check the path")
+            try:
+                return spark.read.parquet(text), repr(text), io.input_paths(text)
+            except Exception as err:  # Spark's AnalysisException: not an Exception we export
+                raise ValueError(f"source {V.shown(text)}: Spark cannot read it as Parquet "
+                                 f"({_first_line(err)})") from None
+        try:
+            return spark.table(text), f"table {text!r}", []
+        except Exception as err:
+            raise ValueError(f"source {V.shown(text)} is neither a path nor a table Spark "
+                             f"knows ({_first_line(err)}); name a Parquet path or a table") from None
+    raise TypeError(f"source must be a Spark DataFrame, a table name or a Parquet path, got "
+                    f"{V.shown(source)} ({type(source).__name__})")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return " ".join(text[0].split())[:300] if text else type(err).__name__
+
+
+def _arrow_schema(df) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+    return to_arrow_schema(df.schema)
+
+
+def _judgments(qrels, spark, query: str, doc: str, label: str, opts: Options):
+    from pyspark.sql import DataFrame
+    if isinstance(qrels, DataFrame):
+        qrels = qrels.toArrow()
+    return load_qrels(qrels, query, doc, label, opts.gain, opts.negative_labels)
+
+
+def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_query=None,
+             partitions: int | None = None, query: str = "query_id", doc: str = "doc_id",
+             score: str = "score", label: str = "label",
+             k: int | None | Sequence[int] = DEFAULT_K, gain=None, ties: str | None = None,
+             log_base: float | None = None, zero_idcg: str | None = None,
+             nan_scores: str | None = None, negative_labels: str | None = None,
+             complete: bool = False, score_precision: str | None = None,
+             preset: str | None = None, measure=None, rel: int | None = None,
+             weight: str | None = None, explain=False, batch_rows: int = COALESCE_ROWS,
+             progress: bool = False) -> Report:
+    """NDCG@k (and any other measure) of a log in Spark, scored on the executors.
+
+    Parameters
+    ----------
+    source : a Spark DataFrame, a table name (``spark.table``) or a path Spark reads
+        as Parquet.
+    spark : the SparkSession (default: the active one).
+    order : a column whose ascending order is the input order within a query; needed
+        by ``ties="stable"`` (Spark keeps no input order), used by no other rule.
+    per_query : None (the per-query rows gathered to the driver as a pyarrow Table),
+        False (none kept) or a directory the executors write Parquet parts to (on a
+        cluster, a path every executor and the driver can reach).
+    partitions : how many partitions the rows are hashed into by query (default:
+        Spark's ``spark.sql.shuffle.partitions``).
+    batch_rows : Spark's Arrow batches are joined to about this many rows.
+    Everything else: as :func:`fastndcg.evaluate`.
+
+    Example
+    -------
+    >>> import fastndcg.spark                                       # doctest: +SKIP
+    >>> fastndcg.spark.evaluate("logs/", k=10, per_query=False).mean  # doctest: +SKIP
+    {'ndcg@10': 0.8158...}
+    """
+    _require()
+    started = time.perf_counter()
+    progress = V.flag(progress, "progress")
+    opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
+    if order is not None:
+        V.text(order, "order", what="a column name")
+    if opts.ties == "stable" and order is None:
+        raise ValueError("ties='stable' ranks tied scores in input order, which Spark does not "
+                         "keep across splits and shuffles: give order= (a column whose "
+                         "ascending order is the input order, e.g. the original rank), or use "
+                         "ties='average'")
+    if partitions is not None:
+        V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
+    spark = _session(spark)
+    df, describe, inputs = _dataframe(source, spark)
+    inputs += io.input_paths(qrels) if isinstance(qrels, (str, os.PathLike)) else []
+    output = Output(per_query, inputs, directory=True)
+    try:
+        report = _run(spark, df, describe, roles, opts, qrels, order, output, partitions,
+                      batch_rows)
+    except BaseException:
+        output.abort()
+        raise
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _run(spark, df, describe: str, roles: dict, opts: Options, qrels, order: str | None,
+         output: Output, partitions: int | None, batch_rows: int) -> Report:
+    from pyspark.sql import functions as F
+
+    schema = _arrow_schema(df)
+    columns = list(roles) + ([opts.weight] if opts.weight is not None and opts.weight not in roles
+                             else [])
+    io.check_columns(schema, roles, describe)
+    for param, extra in (("weight", opts.weight), ("order", order)):
+        if extra is not None and extra not in schema.names:
+            raise ValueError(f"{param}={V.shown(extra)}: column not found in {describe}; it has "
+                             f"columns {', '.join(map(repr, schema.names))}")
+    judged = None if qrels is None else _judgments(qrels, spark, opts.query, opts.doc,
+                                                   opts.label, opts)
+    schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
+                               opts.names, weight=opts.weight, extra=explain_columns(opts))
+    staging = output.staging if output.kind == "path" else None
+    from ._cache import cache_dir
+    task = _Task(opts, columns, schema_out, output.kind != "none", staging, batch_rows,
+                 str(cache_dir()) if cache_dir() else None)
+    sc = spark.sparkContext
+    qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
+    picked = df.select(*(columns + ([order] if order and order not in columns else [])))
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+    grouped = picked.repartition(n, F.col(opts.query)).sortWithinPartitions(
+        *([opts.query] + ([order] if order else [])))
+    if order and order not in columns:
+        grouped = grouped.drop(order)  # sorted by it; the scorer keeps row order
+    payload_col = "fastndcg_payload"
+    try:
+        rows = grouped.mapInArrow(_score_task(pickle.dumps(task), qrels_bc, payload_col),
+                                  f"{payload_col} binary").collect()
+    finally:
+        if qrels_bc is not None:
+            qrels_bc.unpersist()
+    results: list[tuple[int, PartitionResult, Part]] = []
+    for row in rows:
+        item = pickle.loads(row[payload_col])
+        if item[0] == "error":
+            raise (TypeError if item[1] == "TypeError" else ValueError)(item[2])
+        results.append(item[1:])
+    results.sort(key=lambda r: r[0])
+    return _merge(results, opts, judged, output, describe, schema_out)
+
+
+def _merge(results: list, opts: Options, judged: Qrels | None, output: Output, describe: str,
+           schema_out: pa.Schema) -> Report:
+    """The partitions' totals and parts as one Report (each query is in one partition)."""
+    totals = Totals.empty(opts.names, weighted=opts.weight is not None)
+    seen = None if judged is None else np.zeros(judged.n_queries, bool)
+    unjudged = []
+    parts = []
+    n_rows = 0
+    for _, res, part in results:
+        totals = totals.merge(res.totals)
+        parts.append(part)
+        n_rows += res.n_rows
+        if res.unjudged is not None:
+            unjudged.append(res.unjudged)
+        if seen is not None and res.seen is not None:
+            seen |= res.seen
+    n_missing = 0
+    if judged is not None:
+        missing = Scorer(opts, judged).missing(seen)
+        n_missing = 0 if missing is None else len(missing.ids)
+        if missing is not None and opts.complete:
+            slot = 2 * len(results) + 1
+            writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
+            totals = totals.merge(writer.add(missing))
+            parts.append(writer.close())
+    totals.n_rows = n_rows
+    check_weights(totals, opts)
+    from ._arrow import concat_ids
+    unjudged_ids = (pa.concat_arrays(concat_ids([u for u in unjudged if len(u)]))
+                    if any(len(u) for u in unjudged) else None)
+    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids)
+    per_query = output.commit(parts)
+    n_unjudged = 0
+    if unjudged_ids is not None:
+        import pyarrow.compute as pc
+        n_unjudged = len(pc.unique(unjudged_ids))
+    return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
+                  complete=opts.complete, qrels_mode=judged is not None, source=describe,
+                  schema=schema_out, inputs=output.inputs)
