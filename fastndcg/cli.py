@@ -321,7 +321,7 @@ def _evaluate(args) -> int:
     except RunidClash as err:
         raise _UsageError(_clash_message(err)) from None
     except OutputIsInput as err:
-        raise _UsageError(str(err).replace("per_query ", "--per-query ", 1)) from None
+        raise _UsageError(str(err)) from None  # main() writes per_query as --per-query
     if len(runs) > 1:
         if args.format == "json":  # one object a run, a line each
             for item in result.to_dicts():
@@ -456,7 +456,7 @@ def _compare(args) -> int:
         check_arguments(systems, **settings)
     except (ValueError, TypeError) as err:
         text = str(err)
-        for api, flag in (("baseline=", "--baseline "), ("n_resamples", "--resamples"),
+        for api, flag in (("baseline=", "--baseline "),
                           ("complete=True", "--complete"), ("tests must", "--tests must"),
                           ("confidence must", "--confidence must"), ("segment=", "--segment ")):
             text = text.replace(api, flag)

@@ -65,7 +65,7 @@ from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_op
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 from .scattered import Fixed, duplicates_in, patch, rescore
-from .evaluate import check_nonempty, check_weights, id_type, open_run
+from .evaluate import finish, id_type, open_run
 
 __all__ = ["evaluate", "WarmKernels"]
 
@@ -477,9 +477,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
             "default 16777216 suits most clusters")
     progress = V.flag(progress, "progress")
     if isinstance(source, (str, os.PathLike)):  # "" would read the working directory
-        source = V.path_text(source, "source")
-        if "://" not in source:
-            V.input_path(source, "source")
+        source = V.input_path(source, "source")  # (a URL is not stat-ed: passed on)
     if workers is not None:
         cores = os.cpu_count() or 1  # a local cluster: processes on this machine
         V.count(workers, "workers", hi=4 * cores, fix=f"this machine has {cores} cores, and one "
@@ -616,21 +614,8 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     totals = Totals.empty(opts.names, weighted=opts.weight is not None)
     for s in sorted(slot_totals):
         totals = totals.merge(slot_totals[s])
-    totals.n_rows = n_rows
-    check_weights(totals, opts)
-    from ._arrow import concat_ids
-    unjudged_ids = (pa.concat_arrays(concat_ids([u for u in unjudged if len(u)]))
-                    if any(len(u) for u in unjudged) else None)
-    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids)
-    per_query = output.commit([parts[s] for s in sorted(parts)])
-    n_unjudged = 0
-    if unjudged:
-        import pyarrow.compute as pc
-        from ._arrow import concat_ids
-        n_unjudged = len(pc.unique(pa.concat_arrays(concat_ids(unjudged))))
-    return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
-                  complete=opts.complete, qrels_mode=judged is not None, source=describe,
-                  n_scattered=n_scattered, schema=schema_out, inputs=output.inputs)
+    return finish(totals, n_rows, opts, seen, unjudged, [parts[s] for s in sorted(parts)],
+                  output, describe, schema_out, n_missing=n_missing, n_scattered=n_scattered)
 
 
 def _gather(client, futures: list) -> list:

@@ -404,6 +404,24 @@ def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudge
                          f"spelling, same column)?")
 
 
+def finish(totals: Totals, n_rows: int, opts: Options, seen: Any, unjudged: list,
+           parts: list, output: Output, describe: str, schema_out: pa.Schema, *,
+           n_missing: int = 0, n_scattered: int = 0) -> Report:
+    """The merged results of a distributed run (Dask, Spark) as one Report: the
+    checks of an empty or weightless log, the parts committed, the counts."""
+    from ._arrow import concat_ids
+    totals.n_rows = n_rows
+    check_weights(totals, opts)
+    found = [u for u in unjudged if len(u)]
+    unjudged_ids = pa.concat_arrays(concat_ids(found)) if found else None
+    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids)
+    per_query = output.commit(parts)
+    n_unjudged = 0 if unjudged_ids is None else len(pc.unique(unjudged_ids))
+    return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
+                  complete=opts.complete, qrels_mode=opts.qrels_mode, source=describe,
+                  n_scattered=n_scattered, schema=schema_out, inputs=output.inputs)
+
+
 def check_weights(totals: Totals, opts: Options) -> None:
     """Weighted means need some weight: all-zero weights are an error, not NaN."""
     if opts.weight is not None and totals.n_queries and not (totals.weights > 0).any():

@@ -179,8 +179,7 @@ def _parquet_paths(source: str, name: str = "source") -> tuple[list[str], str]:
                                     f"with '.' or '_' are skipped); put the Parquet files there "
                                     f"or name another directory")
         return paths, f"directory {source!r} ({len(paths)} files)"
-    if not os.path.exists(source):
-        V.path_text(source, name)  # a NUL byte is named as such
+    if not os.path.exists(source):  # (open_source checked the text: empty, NUL)
         raise FileNotFoundError(f"{name} {source!r} does not exist; check the path")
     return [source], repr(source)
 

@@ -50,7 +50,7 @@ import pyarrow as pa
 
 from . import _validate as V
 from . import io
-from .evaluate import check_nonempty, check_weights, id_type
+from .evaluate import finish, id_type
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
                         explain_columns, score_partition)
 from .presets import DEFAULT_K
@@ -73,7 +73,6 @@ def _require():
 class _Task:
     """What every task needs, pickled once into the function Spark ships."""
     opts: Options
-    columns: list
     schema_out: pa.Schema
     keep: bool                 # per-query rows kept (in memory or written)
     staging: str | None        # a directory the executors write parts to (None: returned)
@@ -152,11 +151,10 @@ def _dataframe(source, spark) -> tuple[Any, str, list[str]]:
     if isinstance(source, DataFrame):
         return source, "the Spark DataFrame", []
     if isinstance(source, (str, os.PathLike)):
-        text = V.path_text(source, "source")
+        text = V.input_path(source, "source")
         if "://" in text or os.path.exists(text) or text.endswith((".parquet", ".pq")) \
                 or os.sep in text:
             if "://" not in text:
-                V.input_path(text, "source")
                 if not os.path.exists(text) and not any(ch in text for ch in "*?["):
                     raise FileNotFoundError(f"source {text!r} does not exist; check the path")
             try:
@@ -183,7 +181,7 @@ def _arrow_schema(df) -> pa.Schema:
     return to_arrow_schema(df.schema)
 
 
-def _judgments(qrels, spark, query: str, doc: str, label: str, opts: Options):
+def _judgments(qrels, query: str, doc: str, label: str, opts: Options):
     from pyspark.sql import DataFrame
     if isinstance(qrels, DataFrame):
         qrels = qrels.toArrow()
@@ -262,14 +260,15 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, qrels, order: str
         if extra is not None and extra not in schema.names:
             raise ValueError(f"{param}={V.shown(extra)}: column not found in {describe}; it has "
                              f"columns {', '.join(map(repr, schema.names))}")
-    judged = None if qrels is None else _judgments(qrels, spark, opts.query, opts.doc,
-                                                   opts.label, opts)
+    judged = None if qrels is None else _judgments(qrels, opts.query, opts.doc, opts.label,
+                                                   opts)
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
                                opts.names, weight=opts.weight, extra=explain_columns(opts))
     staging = output.staging if output.kind == "path" else None
     from ._cache import cache_dir
-    task = _Task(opts, columns, schema_out, output.kind != "none", staging, batch_rows,
-                 str(cache_dir()) if cache_dir() else None)
+    where = cache_dir()
+    task = _Task(opts, schema_out, output.kind != "none", staging, batch_rows,
+                 str(where) if where else None)
     sc = spark.sparkContext
     qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
     picked = df.select(*(columns + ([order] if order and order not in columns else [])))
@@ -320,17 +319,5 @@ def _merge(results: list, opts: Options, judged: Qrels | None, output: Output, d
             writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
             totals = totals.merge(writer.add(missing))
             parts.append(writer.close())
-    totals.n_rows = n_rows
-    check_weights(totals, opts)
-    from ._arrow import concat_ids
-    unjudged_ids = (pa.concat_arrays(concat_ids([u for u in unjudged if len(u)]))
-                    if any(len(u) for u in unjudged) else None)
-    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids)
-    per_query = output.commit(parts)
-    n_unjudged = 0
-    if unjudged_ids is not None:
-        import pyarrow.compute as pc
-        n_unjudged = len(pc.unique(unjudged_ids))
-    return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
-                  complete=opts.complete, qrels_mode=judged is not None, source=describe,
-                  schema=schema_out, inputs=output.inputs)
+    return finish(totals, n_rows, opts, seen, unjudged, parts, output, describe, schema_out,
+                  n_missing=n_missing)
