@@ -504,6 +504,8 @@ def _evaluate_on_spark(args, options: dict) -> int:
     try:
         report = fspark.evaluate(source, spark=spark, order=args.order_col,
                                  per_query=args.per_query or False, **options)
+    except fspark.SparkJobFailed as err:
+        raise ValueError(str(err)) from None  # one line, exit 1
     finally:
         spark.stop()
     if args.format == "json":

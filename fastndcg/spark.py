@@ -57,9 +57,13 @@ from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 
-__all__ = ["evaluate", "COALESCE_ROWS"]
+__all__ = ["evaluate", "SparkJobFailed", "COALESCE_ROWS"]
 
 COALESCE_ROWS = 1 << 16  # Spark's Arrow batches are joined to about this many rows
+
+
+class SparkJobFailed(RuntimeError):
+    """Spark could not run the job (not a problem of the data or the options)."""
 
 
 def _require():
@@ -281,6 +285,10 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, qrels, order: str
     try:
         rows = grouped.mapInArrow(_score_task(pickle.dumps(task), qrels_bc, payload_col),
                                   f"{payload_col} binary").collect()
+    except Exception as err:  # Spark's own failures (tasks out of retries, a lost executor)
+        if type(err).__module__.split(".")[0] not in ("pyspark", "py4j"):
+            raise
+        raise SparkJobFailed(f"the Spark job failed: {_first_line(err)}") from None
     finally:
         if qrels_bc is not None:
             qrels_bc.unpersist()

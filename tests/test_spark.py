@@ -176,6 +176,18 @@ def test_a_killed_worker_is_retried_and_the_answer_is_unchanged(spark, tmp_path)
     assert os.path.exists(marker)  # the worker did die once
 
 
+def test_a_job_that_cannot_finish_is_one_clear_error(spark):
+    """Every attempt of a task dies: Spark gives up, and the error says so in a line."""
+    df = spark.createDataFrame(tie_heavy_log().to_pandas())
+
+    def always_die(batches):
+        os._exit(1)
+        yield from batches
+
+    with pytest.raises(fspark.SparkJobFailed, match=r"^the Spark job failed: \S"):
+        fspark.evaluate(df.mapInArrow(always_die, df.schema), spark=spark)
+
+
 def test_import_fastndcg_never_imports_pyspark():
     code = "import fastndcg, sys; fastndcg.evaluate; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
