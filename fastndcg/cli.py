@@ -493,21 +493,34 @@ def _evaluate_on_spark(args, options: dict) -> int:
         raise _UsageError(f"--spark takes a Spark master URL (local, local[4], local[*], "
                           f"spark://host:7077, yarn, k8s://...), got {V.shown(args.spark)}")
     source = args.source[0]
+    import warnings
+    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+    # the JVM Spark starts inherits this stderr for its life: its banner and log go to
+    # a file, so the command's own output and errors stay one line each
+    log = tempfile.NamedTemporaryFile(prefix="fastndcg-spark-", suffix=".log", delete=False)
+    saved = os.dup(2)
     try:
+        sys.stderr.flush()
+        os.dup2(log.fileno(), 2)
         spark = (SparkSession.builder.master(args.spark).appName("fastndcg")
                  .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     except Exception as err:  # the JVM's errors reach Python as Py4J exceptions
         first = " ".join(str(err).strip().splitlines()[0].split()) if str(err).strip() else ""
         raise ValueError(f"cannot start Spark with master {args.spark!r}: "
-                         f"{first or type(err).__name__}") from None
+                         f"{first or type(err).__name__} (Spark's log: {log.name})") from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        log.close()
     spark.sparkContext.setLogLevel("ERROR")
     try:
         report = fspark.evaluate(source, spark=spark, order=args.order_col,
                                  per_query=args.per_query or False, **options)
     except fspark.SparkJobFailed as err:
-        raise ValueError(str(err)) from None  # one line, exit 1
+        raise ValueError(f"{err} (Spark's log: {log.name})") from None  # one line, exit 1
     finally:
         spark.stop()
+    os.unlink(log.name)  # nothing went wrong: Spark's log is of no use
     if args.format == "json":
         print(_json(report.to_dict()))
     else:

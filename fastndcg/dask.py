@@ -49,8 +49,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -61,15 +60,16 @@ from .chunks import regroup
 from .presets import DEFAULT_K
 from .partition import explain_columns
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
-                        score_partition, sorted_before)
+                        score_partition)
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 from .scattered import Fixed, duplicates_in, patch, rescore
 from .evaluate import finish, id_type, open_run
+from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches, score_piece,
+                     stitch)
 
 __all__ = ["evaluate", "WarmKernels"]
 
-PARTITION_ROWS = 16 << 20  # rows per partition when a Parquet file is cut by row groups
 
 
 def _require():
@@ -78,141 +78,6 @@ def _require():
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("fastndcg.dask needs Dask's distributed scheduler: "
                           "pip install 'fastndcg[dask]'") from None
-
-
-# --------------------------------------------------------------------------- pieces
-
-@dataclass
-class _Piece:
-    """One partition: row groups of a Parquet file, a table slice, or a DataFrame partition."""
-    kind: str                     # "parquet" | "table" | "frame"
-    path: str | None = None
-    row_groups: list | None = None
-    filesystem: Any = None        # pyarrow filesystem for "parquet"
-    data: Any = None              # table slice, or a future of a pandas partition
-    row0: int = 0                 # number of its first row in the whole log (messages)
-
-    def meta(self) -> "_Piece":
-        """The piece without its data (passed to tasks separately, so Dask resolves
-        a future there)."""
-        return _Piece(self.kind, self.path, self.row_groups, self.filesystem, None, self.row0)
-
-
-@dataclass
-class _Context:
-    """What every task needs besides its piece (small, pickled once per task)."""
-    opts: Options
-    columns: list
-    schema: pa.Schema             # of the source columns
-    result_schema: pa.Schema
-    batch_rows: int
-    keep: bool                    # keep per-query results (memory or files)
-    staging: str | None           # where parts are written (None: returned in memory)
-
-
-def _list_parquet(source: str, roles: dict, partition_rows: int) -> tuple[list, pa.Schema, str, list]:
-    """Files of a path, directory or glob (local or fsspec URL) cut into pieces."""
-    import pyarrow.parquet as pq
-    from pyarrow.fs import FileSelector, FileSystem, FileType, FSSpecHandler, PyFileSystem
-
-    if "://" in source and not source.startswith("file://"):
-        import fsspec
-        fs_, root = fsspec.core.url_to_fs(source)
-        fs = PyFileSystem(FSSpecHandler(fs_))
-    else:
-        local = source[len("file://"):] if source.startswith("file://") else source
-        fs, root = FileSystem.from_uri(os.path.abspath(os.path.expanduser(local)))
-    inputs: list[str] = []
-    if any(ch in root for ch in "*?["):
-        import fnmatch
-        base = root
-        while any(ch in base for ch in "*?["):
-            base = os.path.dirname(base)
-        infos = fs.get_file_info(FileSelector(base, recursive=True, allow_not_found=True))
-        paths = sorted(i.path for i in infos if i.type == FileType.File
-                       and fnmatch.fnmatch(i.path, root) and not _hidden(i.path, base))
-        if not paths:
-            raise FileNotFoundError(f"source: no files match {source!r}; check the pattern")
-        describe = f"{source!r} ({len(paths)} files)"
-    else:
-        info = fs.get_file_info(root)
-        if info.type == FileType.NotFound:
-            raise FileNotFoundError(f"source {source!r} does not exist; check the path")
-        if info.type == FileType.Directory:
-            infos = fs.get_file_info(FileSelector(root, recursive=True))
-            paths = sorted(i.path for i in infos if i.type == FileType.File
-                           and not _hidden(i.path, root))
-            if not paths:
-                raise FileNotFoundError(f"directory {source!r} holds no data files (names "
-                                        f"starting with '.' or '_' are skipped); put the "
-                                        f"Parquet files there or name another directory")
-            describe = f"directory {source!r} ({len(paths)} files)"
-            inputs.append(root)
-        else:
-            paths = [root]
-            describe = repr(source)
-    from pyarrow.fs import LocalFileSystem
-    if isinstance(fs, LocalFileSystem):
-        inputs += paths
-    cols = list(roles)
-
-    def footer(path):
-        try:
-            with fs.open_input_file(path) as f:
-                if f.read(4) != b"PAR1":
-                    raise ValueError(f"{path!r} is not a Parquet file (no PAR1 magic bytes)")
-                f.seek(0)
-                meta = pq.ParquetFile(f).metadata
-                return meta, meta.schema.to_arrow_schema()
-        except (pa.ArrowException, OSError) as err:
-            raise ValueError(f"cannot read {path!r} as Parquet: {io.short_error(err)}; is the "
-                             f"file complete and not corrupt? Write it again") from None
-
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(8) as pool:
-        footers = list(pool.map(footer, paths))
-    schemas = []
-    pieces = []
-    row0 = 0
-    for path, (meta, schema) in zip(paths, footers):
-        io.check_columns(schema, roles, repr(path) if len(paths) > 1 else describe)
-        schemas.append(pa.schema([schema.field(c).with_nullable(True) for c in cols]))
-        groups, rows = [], 0
-        for g in range(meta.num_row_groups):
-            n = meta.row_group(g).num_rows
-            if groups and rows + n > partition_rows:
-                pieces.append(_Piece("parquet", path, groups, fs, row0=row0))
-                groups, row0, rows = [], row0 + rows, 0
-            groups.append(g)
-            rows += n
-        if groups or not pieces or pieces[-1].path != path:
-            pieces.append(_Piece("parquet", path, groups, fs, row0=row0))
-        row0 += rows
-    return pieces, io.common_schema(schemas, paths), describe, inputs
-
-
-def _hidden(path: str, root: str) -> bool:
-    rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
-    return any(part.startswith((".", "_")) for part in rel.split(os.sep))
-
-
-def _piece_batches(piece: _Piece, data, ctx: _Context, columns: list | None = None):
-    cols = ctx.columns if columns is None else columns
-    if piece.kind == "parquet":
-        schema = pa.schema([ctx.schema.field(c) for c in cols])
-        if piece.row_groups == []:
-            return iter(())
-        return io.read_parquet_file(piece.path, cols, schema, ctx.batch_rows,
-                                    row_groups=piece.row_groups, filesystem=piece.filesystem)
-    table = data
-    if piece.kind == "frame":
-        table = pa.Table.from_pandas(table, preserve_index=False)
-    table = table.select(cols)
-    return iter(table.to_batches(max_chunksize=ctx.batch_rows))
-
-
-def _describe(piece: _Piece) -> str:
-    return repr(piece.path) if piece.kind == "parquet" else "a partition"
 
 
 # --------------------------------------------------------------------------- tasks
@@ -228,27 +93,19 @@ def _set_threads() -> None:
         pass
 
 
-def _score_piece(piece: _Piece, data, ctx: _Context, qrels: Qrels | None, slot: int
+def _score_piece(piece: Piece, data, ctx: Context, qrels: Qrels | None, slot: int
                  ) -> tuple[PartitionResult, Part]:
     _set_threads()
-    path = None if ctx.staging is None else os.path.join(ctx.staging, f"part-{slot:06d}.parquet")
-    writer = PartWriter(ctx.result_schema, path, keep=ctx.keep)
-    try:
-        result = score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
-                                 edges=True, row0=piece.row0)
-    except BaseException:
-        writer.abort()
-        raise
-    return result, writer.close()
+    return score_piece(piece, data, ctx, qrels, slot)
 
 
-def _piece_run_ids(piece: _Piece, data, ctx: _Context, skip_head: bool, n_buckets: int) -> list:
+def _piece_run_ids(piece: Piece, data, ctx: Context, skip_head: bool, n_buckets: int) -> list:
     """The piece's run ids (its head left out when it continues the previous
     piece), hashed into ``n_buckets`` arrays."""
     from ._arrow import id_hash
     from .chunks import run_ids
 
-    ids = list(run_ids(_piece_batches(piece, data, ctx, [ctx.opts.query]), ctx.opts.query))
+    ids = list(run_ids(piece_batches(piece, data, ctx, [ctx.opts.query]), ctx.opts.query))
     if not ids:
         return [None] * n_buckets
     ids = pa.concat_arrays(ids)
@@ -263,13 +120,13 @@ def _bucket_duplicates(*parts) -> pa.Array | None:
     return duplicates_in(pa.concat_arrays(parts)) if parts else None
 
 
-def _piece_rows(piece: _Piece, data, ctx: _Context, dup: pa.Array) -> pa.Table | None:
+def _piece_rows(piece: Piece, data, ctx: Context, dup: pa.Array) -> pa.Table | None:
     """The piece's rows of the scattered queries, in source order."""
     import pyarrow.compute as pc
     from ._arrow import plain_ids
 
     out = []
-    for batch in _piece_batches(piece, data, ctx):
+    for batch in piece_batches(piece, data, ctx):
         ids = plain_ids(batch.column(ctx.opts.query))
         if ids.type != dup.type:
             ids = ids.cast(dup.type)
@@ -305,13 +162,13 @@ def _patch_part(part: Part, fixed: Fixed, home: np.ndarray, path: str | None) ->
     return new, totals
 
 
-def _fragment_totals(piece: _Piece, data, ctx: _Context, qrels: Qrels | None, dup: pa.Array
+def _fragment_totals(piece: Piece, data, ctx: Context, qrels: Qrels | None, dup: pa.Array
                      ) -> Totals:
     """Totals of the piece's interior runs of scattered queries (scored as the first
     pass scored them), to be taken out of the means when no results are kept."""
     _set_threads()
     writer = PartWriter(ctx.result_schema, None, keep=False)
-    return score_partition(_piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
+    return score_partition(piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
                            edges=True, only=dup).totals
 
 
@@ -350,45 +207,6 @@ class WarmKernels(_WorkerPlugin):
 
 # --------------------------------------------------------------------------- client side
 
-class _Edges:
-    """Stitches the edge runs of consecutive pieces into whole queries."""
-
-    def __init__(self, query: str) -> None:
-        self.query = query
-        self.open: list[pa.Table] = []
-        self.open_id = None
-        self.done: dict[int, list[pa.Table]] = {}  # slot -> whole queries, in order
-
-    def _close(self, slot: int) -> None:
-        if self.open:
-            self.done.setdefault(slot, []).append(pa.concat_tables(self.open))
-        self.open, self.open_id = [], None
-
-    def add(self, index: int, head: pa.Table | None, tail: pa.Table | None) -> bool:
-        """Piece ``index``'s edges; returns whether its head continues the open query."""
-        if head is None:
-            return False
-        head_id = _first_id(head, self.query)
-        joined = bool(self.open) and head_id == self.open_id
-        if not joined:
-            self._close(2 * index)
-        self.open.append(head)
-        self.open_id = head_id
-        if tail is not None:
-            self._close(2 * index)
-            self.open, self.open_id = [tail], _first_id(tail, self.query)
-        return joined
-
-    def finish(self, n_pieces: int) -> dict[int, list[pa.Table]]:
-        self._close(2 * n_pieces)
-        return self.done
-
-
-def _first_id(table: pa.Table, query: str):
-    from ._arrow import plain_ids
-    return plain_ids(table.column(query).slice(0, 1))[0].as_py()
-
-
 def _client(client, workers: int | None):
     """The given client, the current one, or a new LocalCluster (closed by the caller)."""
     from distributed import Client, LocalCluster, get_client
@@ -417,10 +235,10 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
         io.check_columns(meta, roles, "the Dask DataFrame")
         frames = client.compute(source[list(roles)].to_delayed())
         schema = pa.schema([meta.field(c) for c in roles])
-        return [_Piece("frame", data=f) for f in frames], schema, "the Dask DataFrame", [], False
+        return [Piece("frame", data=f) for f in frames], schema, "the Dask DataFrame", [], False
     if isinstance(source, str) and ("://" in source or not opts.qrels_mode
                                     or not os.path.isfile(source) or io.is_parquet_file(source)):
-        pieces, schema, describe, inputs = _list_parquet(source, roles, partition_rows)
+        pieces, schema, describe, inputs = list_parquet(source, roles, partition_rows)
         return pieces, schema, describe, inputs, False
     # a TREC run file, or an in-memory table: read here, sent in slices
     src = open_run(source, opts, roles, batch_rows)
@@ -431,7 +249,7 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
     # slices copied out (a pickled slice carries its whole table), sent inside the
     # tasks: the scheduler can send them again when a worker dies (scattered data
     # would be lost with it)
-    pieces = [_Piece("table", data=table.take(pa.array(np.arange(i * step, min(table.num_rows,
+    pieces = [Piece("table", data=table.take(pa.array(np.arange(i * step, min(table.num_rows,
                                                                            (i + 1) * step)))),
                      row0=i * step) for i in range(n)]
     return pieces, table.schema, src.describe, io.input_paths(source), True
@@ -526,7 +344,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
                                opts.names, weight=opts.weight,
                            extra=explain_columns(opts))
     staging = output.staging if output.kind == "path" else None
-    ctx = _Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
+    ctx = Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
                    staging)
     qrels_f = client.scatter(judged, broadcast=True, hash=False) if judged is not None else None
     futures = [client.submit(_score_piece, p.meta(), p.data, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
@@ -535,52 +353,11 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
 
     # stitch the edges of consecutive pieces into whole queries, scored here
     scorer = Scorer(opts, judged)
-    edges = _Edges(opts.query)
-    joined = []
-    for i, (res, _) in enumerate(results):
-        joined.append(edges.add(i, res.head, res.tail))
-    parts: dict[int, Part] = {}
-    slot_totals: dict[int, Totals] = {}  # per part of per-query results, in slot order
-    seen = None if judged is None else np.zeros(judged.n_queries, bool)
-    unjudged = []
-    for slot, tables in edges.finish(len(pieces)).items():
-        writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
-        total = Totals.empty(opts.names, weighted=opts.weight is not None)
-        for t in tables:
-            s = scorer.score_chunk(regroup(t, opts.query))
-            total = total.merge(writer.add(s))
-            if s.unjudged is not None:
-                unjudged.append(s.unjudged)
-            if s.judged is not None:
-                seen[s.judged] = True
-        parts[slot], slot_totals[slot] = writer.close(), total
-    n_rows = 0
-    ordered = True
-    last = None
-    for i, (res, part) in enumerate(results):
-        parts[2 * i + 1], slot_totals[2 * i + 1] = part, res.totals
-        n_rows += res.n_rows
-        if res.unjudged is not None:
-            unjudged.append(res.unjudged)
-        if seen is not None and res.seen is not None:
-            seen |= res.seen
-        if res.first_id is None:
-            continue
-        if not res.sorted or (last is not None and not sorted_before(last, res.first_id, True)):
-            ordered = False
-        last = res.last_id
-    n_missing = 0
-    if judged is not None:
-        missing = scorer.missing(seen)
-        n_missing = 0 if missing is None else len(missing.ids)
-        if missing is not None and opts.complete:
-            slot = 2 * len(pieces) + 1
-            writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
-            slot_totals[slot] = writer.add(missing)
-            parts[slot] = writer.close()
+    st = stitch(results, opts, judged, output, schema_out)
+    parts, slot_totals, edges, joined = st.parts, st.slot_totals, st.edges, st.joined
 
     n_scattered = 0
-    if not ordered:
+    if not st.ordered:
         n_runs = sum(r.n_runs for r, _ in results)
         n_buckets = max(1, min(256, -(-n_runs // (2 << 20))))
         maps = [client.submit(_piece_run_ids, p.meta(), p.data, ctx, joined[i], n_buckets, pure=False)
@@ -611,11 +388,9 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
                 for t in frag:
                     total = total.subtract(t)
                 slot_totals[-1] = total
-    totals = Totals.empty(opts.names, weighted=opts.weight is not None)
-    for s in sorted(slot_totals):
-        totals = totals.merge(slot_totals[s])
-    return finish(totals, n_rows, opts, seen, unjudged, [parts[s] for s in sorted(parts)],
-                  output, describe, schema_out, n_missing=n_missing, n_scattered=n_scattered)
+    totals = st.totals(opts.names, opts.weight is not None)
+    return finish(totals, st.n_rows, opts, st.seen, st.unjudged, [parts[s] for s in sorted(parts)],
+                  output, describe, schema_out, n_missing=st.n_missing, n_scattered=n_scattered)
 
 
 def _gather(client, futures: list) -> list:

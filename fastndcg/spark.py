@@ -5,10 +5,25 @@ and returns the same :class:`~fastndcg.evaluate.Report`, with the same numbers.
 
 How it runs
 -----------
-The rows are brought together by query with ``repartition(query)`` and
-``sortWithinPartitions(query[, order])``, then every partition is scored on the
-executors by ``mapInArrow`` with the one partition scorer
+**A Parquet path** (a file, a directory or a glob, local or any URL pyarrow or
+fsspec reads) **is read by the executors themselves**: the files' footers are
+read on the driver and cut into pieces of whole row groups, at least one per
+core (``partitions=`` sets how many); each Spark task reads its piece with
+pyarrow and scores it with the one partition scorer
 (:func:`fastndcg.partition.score_partition`, the function every path calls).
+No row passes through the JVM: Spark's conversion of rows to Arrow alone costs
+more than all of fastndcg's work. A query that straddles two pieces comes back
+from both tasks unscored and is joined and scored on the driver, as the Dask
+path does. This needs the rows of each query together in the files (a log
+written sorted by query, as logs usually are): when the pieces' query ids are
+not in increasing order, the log is evaluated again by the shuffle below, and
+the result says so (``Report.source``). In file order, ``ties="stable"`` needs
+no ``order=``.
+
+**A DataFrame or a table** (or a path with ``order=``) is shuffled: the rows are
+brought together by query with ``repartition(query)`` and
+``sortWithinPartitions(query[, order])``, then every partition is scored on the
+executors by ``mapInArrow`` with the same partition scorer.
 Spark's Arrow batches are small (10,000 rows by default), so they are coalesced to
 ``batch_rows`` before they reach the kernels, and a query that continues from one
 batch into the next is carried over, as on one machine; a Python worker holds
@@ -22,9 +37,9 @@ path does. A task that dies is retried by Spark: its result replaces nothing, as
 partition's result is only read once the task succeeded.
 
 Ties: ``ties="average"`` (the default) and the presets' rules need no order, but
-``ties="stable"`` means "in input order", which Spark does not keep across splits
-and shuffles: give ``order=`` (a column whose ascending order is the input order,
-e.g. the original rank or position), or choose another rule.
+``ties="stable"`` means "in input order", which Spark does not keep across
+shuffles: on the shuffle path give ``order=`` (a column whose ascending order is
+the input order, e.g. the original rank or position), or choose another rule.
 
 Qrels mode: judgments as a TREC or Parquet path, a pyarrow Table, or a Spark
 DataFrame (collected to the driver), read once and broadcast to the executors;
@@ -53,6 +68,7 @@ from . import io
 from .evaluate import finish, id_type
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
                         explain_columns, score_partition)
+from .pieces import PARTITION_ROWS, Context, list_parquet, score_piece, stitch
 from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
@@ -98,6 +114,23 @@ def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Recor
             pending, n = [], 0
     if pending:
         yield from pa.Table.from_batches(pending).combine_chunks().to_batches()
+
+
+def _read_task(task_bytes: bytes, pieces_bytes: bytes, qrels_bc):
+    """The function each task of the read path runs: its pieces (indices) read with
+    pyarrow and scored, one pickled result each."""
+    def run(indices: Iterator[int]) -> Iterator[bytes]:
+        task: _Task = pickle.loads(task_bytes)
+        _executor_setup(task)
+        pieces, ctx = pickle.loads(pieces_bytes)
+        qrels = None if qrels_bc is None else pickle.loads(qrels_bc.value)
+        for i in indices:
+            try:
+                result, part = score_piece(pieces[i], None, ctx, qrels, 2 * i + 1)
+                yield pickle.dumps(("ok", i, result, part))
+            except (ValueError, TypeError) as err:  # bad data: told on the driver, not retried
+                yield pickle.dumps(("error", type(err).__name__, str(err)))
+    return run
 
 
 def _executor_setup(task: _Task) -> None:
@@ -175,6 +208,66 @@ def _dataframe(source, spark) -> tuple[Any, str, list[str]]:
                     f"{V.shown(source)} ({type(source).__name__})")
 
 
+def _is_path(source) -> bool:
+    """Whether the source names files (the read path), not a table."""
+    if isinstance(source, os.PathLike):
+        return True
+    if not isinstance(source, str):
+        return False
+    return ("://" in source or os.path.exists(source) or os.sep in source
+            or source.endswith((".parquet", ".pq")))
+
+
+def _collect(rdd_or_df) -> list:
+    """``collect()``, Spark's own failures (tasks out of retries, a lost executor)
+    raised as SparkJobFailed."""
+    try:
+        return rdd_or_df.collect()
+    except Exception as err:
+        if type(err).__module__.split(".")[0] not in ("pyspark", "py4j"):
+            raise
+        raise SparkJobFailed(f"the Spark job failed: {_first_line(err)}") from None
+
+
+def _unpack(item: tuple) -> tuple:
+    if item[0] == "error":
+        raise (TypeError if item[1] == "TypeError" else ValueError)(item[2])
+    return item[1:]
+
+
+def _read(spark, source: str, roles: dict, opts: Options, judged: Qrels | None,
+          output: Output, partitions: int | None, batch_rows: int) -> Report | None:
+    """The read path: tasks read and score pieces of the files; None when the log is
+    not sorted by query (nothing is kept: the caller shuffles it)."""
+    sc = spark.sparkContext
+    n = partitions or sc.defaultParallelism
+    pieces, schema, describe, _ = list_parquet(source, roles, PARTITION_ROWS, min_pieces=n)
+    schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
+                               opts.names, weight=opts.weight, extra=explain_columns(opts))
+    ctx = Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
+                  output.staging if output.kind == "path" else None)
+    from ._cache import cache_dir
+    where = cache_dir()
+    task = _Task(opts, schema_out, ctx.keep, ctx.staging, batch_rows, str(where) if where else None)
+    qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
+    tasks = sc.parallelize(range(len(pieces)), len(pieces)).mapPartitions(
+        _read_task(pickle.dumps(task), pickle.dumps((pieces, ctx)), qrels_bc))
+    try:
+        items = [_unpack(pickle.loads(b)) for b in _collect(tasks)]
+    finally:
+        if qrels_bc is not None:
+            qrels_bc.unpersist()
+    results = [(res, part) for _, res, part in sorted(items, key=lambda r: r[0])]
+    st = stitch(results, opts, judged, output, schema_out)
+    if not st.ordered:
+        for part in st.parts.values():
+            part.remove()
+        return None
+    return finish(st.totals(opts.names, opts.weight is not None), st.n_rows, opts, st.seen,
+                  st.unjudged, [st.parts[s] for s in sorted(st.parts)], output, describe,
+                  schema_out, n_missing=st.n_missing)
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return " ".join(text[0].split())[:300] if text else type(err).__name__
@@ -231,20 +324,40 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
     if order is not None:
         V.text(order, "order", what="a column name")
-    if opts.ties == "stable" and order is None:
-        raise ValueError("ties='stable' ranks tied scores in input order, which Spark does not "
-                         "keep across splits and shuffles: give order= (a column whose "
-                         "ascending order is the input order, e.g. the original rank), or use "
-                         "ties='average'")
     if partitions is not None:
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
     spark = _session(spark)
-    df, describe, inputs = _dataframe(source, spark)
+    read = order is None and _is_path(source)
+    if opts.ties == "stable" and order is None and not read:
+        raise ValueError("ties='stable' ranks tied scores in input order, which Spark does not "
+                         "keep across shuffles: give order= (a column whose ascending order "
+                         "is the input order, e.g. the original rank), or use ties='average'; "
+                         "a Parquet path sorted by query is read in file order and needs none")
+    if read:
+        text = V.input_path(source, "source")
+        inputs = io.input_paths(text)
+    else:
+        df, describe, inputs = _dataframe(source, spark)
     inputs += io.input_paths(qrels) if isinstance(qrels, (str, os.PathLike)) else []
     output = Output(per_query, inputs, directory=True)
     try:
-        report = _run(spark, df, describe, roles, opts, qrels, order, output, partitions,
-                      batch_rows)
+        judged = None if qrels is None else _judgments(qrels, opts.query, opts.doc, opts.label,
+                                                       opts)
+        report = None
+        if read:
+            report = _read(spark, text, roles, opts, judged, output, partitions, batch_rows)
+            if report is None:  # not sorted by query: shuffle it
+                if opts.ties == "stable":
+                    raise ValueError(f"the log {V.shown(text)} is not sorted by query, so Spark "
+                                     f"must shuffle it, and ties='stable' (input order) then "
+                                     f"needs order= (a column whose ascending order is the input "
+                                     f"order); or sort the files by query, or use "
+                                     f"ties='average'")
+                df, describe, _ = _dataframe(text, spark)
+                describe += " (not sorted by query: shuffled by Spark)"
+        if report is None:
+            report = _run(spark, df, describe, roles, opts, judged, order, output, partitions,
+                          batch_rows)
     except BaseException:
         output.abort()
         raise
@@ -252,8 +365,9 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
     return report
 
 
-def _run(spark, df, describe: str, roles: dict, opts: Options, qrels, order: str | None,
-         output: Output, partitions: int | None, batch_rows: int) -> Report:
+def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | None,
+         order: str | None, output: Output, partitions: int | None, batch_rows: int) -> Report:
+    """The shuffle path: rows hashed to partitions by query, sorted, scored."""
     from pyspark.sql import functions as F
 
     schema = _arrow_schema(df)
@@ -264,8 +378,6 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, qrels, order: str
         if extra is not None and extra not in schema.names:
             raise ValueError(f"{param}={V.shown(extra)}: column not found in {describe}; it has "
                              f"columns {', '.join(map(repr, schema.names))}")
-    judged = None if qrels is None else _judgments(qrels, opts.query, opts.doc, opts.label,
-                                                   opts)
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
                                opts.names, weight=opts.weight, extra=explain_columns(opts))
     staging = output.staging if output.kind == "path" else None
@@ -283,21 +395,13 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, qrels, order: str
         grouped = grouped.drop(order)  # sorted by it; the scorer keeps row order
     payload_col = "fastndcg_payload"
     try:
-        rows = grouped.mapInArrow(_score_task(pickle.dumps(task), qrels_bc, payload_col),
-                                  f"{payload_col} binary").collect()
-    except Exception as err:  # Spark's own failures (tasks out of retries, a lost executor)
-        if type(err).__module__.split(".")[0] not in ("pyspark", "py4j"):
-            raise
-        raise SparkJobFailed(f"the Spark job failed: {_first_line(err)}") from None
+        rows = _collect(grouped.mapInArrow(_score_task(pickle.dumps(task), qrels_bc, payload_col),
+                                           f"{payload_col} binary"))
     finally:
         if qrels_bc is not None:
             qrels_bc.unpersist()
-    results: list[tuple[int, PartitionResult, Part]] = []
-    for row in rows:
-        item = pickle.loads(row[payload_col])
-        if item[0] == "error":
-            raise (TypeError if item[1] == "TypeError" else ValueError)(item[2])
-        results.append(item[1:])
+    results: list[tuple[int, PartitionResult, Part]] = [
+        _unpack(pickle.loads(row[payload_col])) for row in rows]
     results.sort(key=lambda r: r[0])
     return _merge(results, opts, judged, output, describe, schema_out)
 

@@ -71,15 +71,85 @@ def same(got, want) -> None:
         assert got.mean[name] == pytest.approx(value, rel=1e-13, abs=1e-15, nan_ok=True), name
 
 
+@pytest.fixture
+def no_shuffle(monkeypatch):
+    """Fails a test that reaches the shuffle path (the read path must serve it)."""
+    def shuffle(*args, **kwargs):
+        raise AssertionError("the shuffle path ran")
+    monkeypatch.setattr(fspark, "_run", shuffle)
+
+
 @pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "stable"])
-def test_list_mode_every_tie_rule(spark, tmp_path, ties):
+def test_list_mode_every_tie_rule_shuffled(spark, tmp_path, ties):
     table = tie_heavy_log()
     path = tmp_path / "log.parquet"
     pq.write_table(table, path, row_group_size=50)
     opts = dict(k=[1, 3, 10, None], ties=ties, measure=None)
     want = fastndcg.evaluate(table.drop(["pos", "w"]), **opts)
     extra = {"order": "pos"} if ties == "stable" else {}
-    same(fspark.evaluate(str(path), spark=spark, **opts, **extra), want)
+    df = spark.read.parquet(str(path))
+    same(fspark.evaluate(df, spark=spark, **opts, **extra), want)
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "stable"])
+def test_a_path_is_read_by_the_executors(spark, tmp_path, no_shuffle, ties):
+    """Files cut into pieces of a few row groups; queries straddle row groups, pieces
+    and files; ``stable`` follows file order with no order column."""
+    table = tie_heavy_log(120, seed=11)
+    folder = tmp_path / "log"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 101), (101, 405), (405, table.num_rows)]):
+        pq.write_table(table.slice(a, b - a), folder / f"f{i}.parquet", row_group_size=23)
+    opts = dict(k=[1, 3, 10, None], ties=ties, measure=None)
+    want = fastndcg.evaluate(table.drop(["pos", "w"]), **opts)
+    for partitions in (None, 2, 7):
+        got = fspark.evaluate(str(folder), spark=spark, partitions=partitions, **opts)
+        same(got, want)
+        assert "shuffled" not in got.source
+
+
+def test_read_path_qrels_weights_explain_per_query_directory(spark, tmp_path, no_shuffle):
+    run = fastndcg.io.read_trec_run(TREC / "results.test")
+    path = tmp_path / "run.parquet"
+    pq.write_table(run, path, row_group_size=40)
+    opts = dict(qrels=str(TREC / "qrels.test"), gain="linear", ties="trec", complete=True,
+                measure="ndcg_cut.5,10 ndcg map", explain=True)
+    want = fastndcg.evaluate(str(TREC / "results.test"), **opts)
+    out = tmp_path / "per_query"
+    got = fspark.evaluate(str(path), spark=spark, partitions=5, per_query=str(out), **opts)
+    same(got, want)
+    assert (got.n_unjudged, got.n_missing) == (want.n_unjudged, want.n_missing)
+    assert not [f for f in os.listdir(out) if not f.startswith("part-")]
+
+    table = tie_heavy_log(70, seed=2)
+    pq.write_table(table, tmp_path / "w.parquet", row_group_size=30)
+    wopts = dict(measure="ndcg_cut.3 recip_rank", weight="w")
+    got = fspark.evaluate(str(tmp_path / "w.parquet"), spark=spark, per_query=False, **wopts)
+    assert got.mean == pytest.approx(fastndcg.evaluate(table, **wopts).mean, rel=1e-13)
+
+
+def test_an_unsorted_path_is_shuffled_with_the_same_answer(spark, tmp_path):
+    table = tie_heavy_log(90, seed=4)
+    runs = np.unique(table["query_id"].to_numpy(), return_index=True)[1]
+    # whole queries in a scrambled order, written as two files: ids not increasing
+    order = np.random.default_rng(1).permutation(len(runs))
+    bounds = np.append(runs, table.num_rows)
+    rows = np.concatenate([np.arange(bounds[q], bounds[q + 1]) for q in order])
+    scrambled = table.take(pa.array(rows))
+    folder = tmp_path / "log"
+    folder.mkdir()
+    pq.write_table(scrambled.slice(0, 200), folder / "a.parquet", row_group_size=31)
+    pq.write_table(scrambled.slice(200), folder / "b.parquet", row_group_size=31)
+    out = tmp_path / "per_query"
+    got = fspark.evaluate(str(folder), spark=spark, k=[2, 10], per_query=str(out))
+    same(got, fastndcg.evaluate(table, k=[2, 10]))
+    assert "not sorted by query: shuffled by Spark" in got.source
+    assert len(pq.read_table(out)) == got.n_queries  # the read path's parts were removed
+    with pytest.raises(ValueError, match=r"not sorted by query.*ties='stable'.*order="):
+        fspark.evaluate(str(folder), spark=spark, ties="stable")
+    same(fspark.evaluate(str(folder), spark=spark, ties="stable", order="pos"),
+         fastndcg.evaluate(scrambled.drop(["pos", "w"]).sort_by([("query_id", "ascending")]),
+                           ties="stable"))
 
 
 def test_measures_weights_explain_and_a_shuffled_dataframe(spark):
@@ -91,11 +161,12 @@ def test_measures_weights_explain_and_a_shuffled_dataframe(spark):
     same(fspark.evaluate(df, spark=spark, **opts), want)
 
 
-def test_stable_ties_need_an_order_column(spark, tmp_path):
+def test_stable_ties_need_an_order_column_when_shuffled(spark, tmp_path):
     path = tmp_path / "log.parquet"
     pq.write_table(tie_heavy_log(), path)
+    df = spark.read.parquet(str(path))
     with pytest.raises(ValueError, match=r"ties='stable' .* give order="):
-        fspark.evaluate(str(path), spark=spark, ties="stable")
+        fspark.evaluate(df, spark=spark, ties="stable")
     with pytest.raises(ValueError, match=r"order='rank': column not found"):
         fspark.evaluate(str(path), spark=spark, ties="stable", order="rank")
 
@@ -192,3 +263,44 @@ def test_import_fastndcg_never_imports_pyspark():
     code = "import fastndcg, sys; fastndcg.evaluate; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_spark_ranking_metrics_is_binary_gain_ndcg(spark):
+    """What the documentation says of Spark's own NDCG, checked: given (ranked ids,
+    relevant ids, their grades), ``RankingMetrics.ndcgAt`` is binary-gain NDCG."""
+    from pyspark.mllib.evaluation import RankingMetrics
+    table = tie_heavy_log(50, seed=9)
+    pdf = table.to_pandas()
+    lists = []
+    for _, g in pdf.groupby("query_id", sort=True):
+        g = g.sort_values(["score", "doc_id"], ascending=[False, True], kind="stable")
+        rel = g[g.label > 0]
+        lists.append((g.doc_id.tolist(), rel.doc_id.tolist(), rel.label.astype(float).tolist()))
+    got = RankingMetrics(spark.sparkContext.parallelize(lists, 2)).ndcgAt(5)
+    # rows are in doc id order within a query, so input order breaks ties as above
+    binary = fastndcg.evaluate(table, k=5, ties="stable", gain=[0, 1, 1, 1]).mean["ndcg@5"]
+    graded = fastndcg.evaluate(table, k=5, ties="stable").mean["ndcg@5"]
+    assert got == pytest.approx(binary, rel=1e-14)
+    assert abs(got - graded) > 1e-3
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    return subprocess.run([sys.executable, "-m", "fastndcg", "evaluate", "--spark", "local[2]",
+                           *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_command_line_on_spark_reads_a_path_and_speaks_in_one_line(tmp_path):
+    table = tie_heavy_log(40, seed=6)
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=60)
+    out = _cli(str(path), "-k", "3", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # Spark's banner and log go to a file, not to the terminal
+    import json
+    got = json.loads(out.stdout)["ndcg@3"]
+    assert got == pytest.approx(fastndcg.evaluate(table, k=3).mean["ndcg@3"], rel=1e-13)
+    bad = _cli(str(path), "--label-col", "grade")
+    assert bad.returncode == 1 and bad.stdout == ""
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'grade'" in lines[0] and "--label-col" in lines[0], bad.stderr
