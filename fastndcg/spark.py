@@ -73,13 +73,36 @@ from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 
-__all__ = ["evaluate", "SparkJobFailed", "COALESCE_ROWS"]
+__all__ = ["evaluate", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
 COALESCE_ROWS = 1 << 16  # Spark's Arrow batches are joined to about this many rows
 
 
 class SparkJobFailed(RuntimeError):
     """Spark could not run the job (not a problem of the data or the options)."""
+
+
+def per_query_dataframe(report: Report, spark=None):
+    """The per-query results a run wrote to a directory (``per_query=PATH``), as a
+    lazy Spark DataFrame (read when Spark needs it: join it with other tables, or
+    filter and aggregate it there).
+
+    Example
+    -------
+    >>> r = fastndcg.spark.evaluate("logs/", k=10, per_query="s3://bucket/ndcg/")  # doctest: +SKIP
+    >>> fastndcg.spark.per_query_dataframe(r).where("`ndcg@10` < 0.2").count()   # doctest: +SKIP
+    """
+    _require()
+    if not isinstance(report, Report):
+        raise TypeError(f"report must be the Report of an evaluation, got {V.shown(report)} "
+                        f"({type(report).__name__})")
+    path = report.per_query_path
+    if path is None or path.lower().endswith((".csv", ".tsv")):
+        raise ValueError(f"report: its per-query results were not written as Parquet "
+                         f"({'kept in memory or none' if path is None else V.shown(path)}); "
+                         f"evaluate with per_query='DIRECTORY' (a path every executor can "
+                         f"reach) to read them back as a Spark DataFrame")
+    return _session(spark).read.parquet(report.per_query_path)
 
 
 def _require():

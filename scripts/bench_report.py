@@ -107,9 +107,16 @@ GROUPS = {
     "dask": "A multi-file dataset: one process against `fastndcg.dask.evaluate` on two worker "
             "processes.",
     "memory": "Peak resident memory of the command line on a 200M-row log.",
+    "spark": "Spark `local[2]`, NDCG@10 of a Parquet log of ~10 rows a query: "
+             "`fastndcg.spark.evaluate` on the path (read by the executors) and on the "
+             "DataFrame (shuffled), against a window-function query and "
+             "`RankingMetrics.ndcgAt` (binary gain), beside the shuffle's floor and "
+             "`fastndcg.evaluate` on one machine; answers checked first. Medians.",
+    "spark-memory": "Peak resident memory of Spark's Python workers, a log against 10× "
+                    "its queries.",
 }
 # groups whose times, rows/s and ratios are of the median round (fresh processes)
-MEDIAN_GROUPS = ("startup", "startup-trec")
+MEDIAN_GROUPS = ("startup", "startup-trec", "spark")
 SWEEPS = {"kernel-queries": "queries", "kernel-length": "rows per query", "kernel-k": "k",
           "kernel-dtypes": "dtypes"}
 
@@ -385,6 +392,38 @@ def issue_targets(entries: list[Entry]) -> list[Target]:
     return out
 
 
+def spark_targets(entries: list[Entry]) -> list[Target]:
+    """The targets of evaluating in Spark (ratios of medians, one session)."""
+    read = find(entries, "spark", role="fastndcg", case="path")
+    shuffled = find(entries, "spark", role="fastndcg", case="dataframe")
+    window = find(entries, "spark", system="Spark window")
+    out = [_speedup_target(Target("`fastndcg.spark.evaluate(path)` vs Spark's window-function "
+                                  "NDCG@10", "≥ 5×"), read, window, 5.0),
+           _speedup_target(Target("`fastndcg.spark.evaluate(DataFrame)` (shuffled) vs the "
+                                  "window-function NDCG@10", "≥ 1.5×"), shuffled, window, 1.5),
+           _time_ratio_target(Target("the shuffle path ÷ Spark's floor (the same shuffle and an "
+                                     "empty `mapInArrow`)", "≤ 1.3×"), shuffled,
+                              find(entries, "spark", role="bound", case="dataframe"), 1.3)]
+    one = find(entries, "spark", role="bound", case="path")
+    t = Target("Spark's overhead: `fastndcg.spark.evaluate(path)` ÷ `fastndcg.evaluate(path)`",
+               "measured")
+    if read is not None and one is not None:
+        t.measured = f"{read.time / one.time:.1f}× ({fmt_time(read.time)} vs {fmt_time(one.time)}, medians)"
+        t.source = f"`spark`: {read.label} ÷ {one.label}"
+    out.append(t)
+    mem = find(entries, "spark-memory", case="memory")
+    for case in ("path", "dataframe"):
+        t = Target(f"peak RSS of a Spark Python worker, 10× the queries ÷ 1×, {case}", "≤ 1.3×")
+        if mem is not None and mem.extra.get("ratio"):
+            peaks = mem.extra["peak_rss"]
+            r = mem.extra["ratio"][case]
+            t.measured = (f"{r:.2f}× ({peaks[case + ' 1x'] / 2**20:,.0f} MiB → "
+                          f"{peaks[case + ' 10x'] / 2**20:,.0f} MiB)")
+            t.ok, t.source = r <= 1.3, f"`spark-memory`: {mem.label}"
+        out.append(t)
+    return out
+
+
 def design_targets(entries: list[Entry]) -> list[Target]:
     """The other DESIGN.md targets that the suite measures."""
     out = []
@@ -624,6 +663,9 @@ def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[st
     lines += target_table(issue_targets(entries))
     lines += ["", "## Targets (comparing rankers)", ""]
     lines += target_table(compare_targets(entries))
+    if any(e.group.startswith("spark") for e in entries):
+        lines += ["", "## Targets (Spark)", ""]
+        lines += target_table(spark_targets(entries))
     lines += ["", "## Other DESIGN.md targets measured by the suite", ""]
     lines += target_table(design_targets(entries))
     lines += ["", "Peak memory at 30M queries and Dask scaling are measured by "

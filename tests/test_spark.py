@@ -120,6 +120,14 @@ def test_read_path_qrels_weights_explain_per_query_directory(spark, tmp_path, no
     same(got, want)
     assert (got.n_unjudged, got.n_missing) == (want.n_unjudged, want.n_missing)
     assert not [f for f in os.listdir(out) if not f.startswith("part-")]
+    frame = fspark.per_query_dataframe(got, spark)  # lazy: Spark reads the parts
+    assert frame.count() == want.n_queries
+    a, b = frame.toArrow().sort_by("query_id"), want.per_query.sort_by("query_id")
+    assert a.column_names == b.column_names
+    for name in b.column_names:
+        assert a[name].to_pylist() == b[name].to_pylist(), name
+    with pytest.raises(ValueError, match=r"report: its per-query results were not written"):
+        fspark.per_query_dataframe(want, spark)
 
     table = tie_heavy_log(70, seed=2)
     pq.write_table(table, tmp_path / "w.parquet", row_group_size=30)
