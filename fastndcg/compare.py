@@ -19,7 +19,7 @@ same seed gives the same numbers whatever the thread count. The t and Wilcoxon
 p-values come from :mod:`fastndcg._stats` and equal scipy.stats' ``ttest_rel``
 and ``wilcoxon`` (scipy is not needed at run time).
 
-Decisions written down here (where the issue is silent):
+Decisions written down here (where there was a choice):
 
 * The statistic of the randomization test is the mean difference; its p-value is
   ``(1 + #{|mean of flipped| >= |observed|}) / (1 + n_resamples)`` (a valid
