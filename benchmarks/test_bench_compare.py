@@ -1,4 +1,4 @@
-"""Benchmarks of ``fastndcg.compare`` (pytest-benchmark): the issue-12 targets.
+"""Benchmarks of ``fastndcg.compare`` (pytest-benchmark): the targets for comparing rankers.
 
 Group "compare-2": two systems (score columns of one Parquet log) on 1,000,000
 queries (~10 rows each), NDCG@10, 10,000 resamples for both the randomization

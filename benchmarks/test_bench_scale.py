@@ -19,7 +19,7 @@ Every function is called once before it is timed, so Numba compilation (or
 loading the on-disk cache) and the cluster's start-up are never measured. Small
 by default, since the suite runs with ``--benchmark-disable``; full size and
 timings: ``FASTNDCG_BENCH_FULL=1 pytest benchmarks/test_bench_scale.py
---benchmark-enable``. ``scripts/bench_scale.py`` measures the issue's targets
+--benchmark-enable``. ``scripts/bench_scale.py`` measures the scale targets
 (peak memory of the command line, 30M queries; 100M rows on Dask).
 
 ``write_split_log`` and ``straddling_cuts`` are shared with ``scripts/bench_scale.py``.

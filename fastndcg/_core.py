@@ -159,7 +159,7 @@ def parse_gain(gain) -> Gain:
 # Each dtype reaching the kernels is one compiled specialisation (tens of seconds
 # the first time), so inputs are converted at the boundary to two score types
 # (float32, float64) and two label types (int32, float64), exactly: scores keep
-# their order and ties, labels their gains. See the README's table.
+# their order and ties, labels their gains. See docs/guide/arrays.md (Inputs).
 F32_EXACT = 2 ** 24  # integers up to this magnitude are exact in float32
 F64_EXACT = 2 ** 53
 

@@ -1,4 +1,4 @@
-"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``demo`` and ``synth``.
+"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``demo``, ``warmup`` and ``synth``.
 
 Bad input is one line on stderr (``fastndcg: error: ...``) and exit status 2 for a
 usage error, 1 for bad data; never a traceback. Progress bars go to stderr only
@@ -119,14 +119,17 @@ def _add_semantics(p: _Parser) -> None:
                         "(pytrec_eval, trec_eval 9.x)")
     p.add_argument("--complete", action="store_true",
                    help="score judged queries missing from the run as 0 (trec_eval -c)")
-    p.add_argument("--query-col", default="query_id")
-    p.add_argument("--doc-col", default="doc_id")
-    p.add_argument("--label-col", default="label")
+    p.add_argument("--query-col", default="query_id", metavar="COLUMN",
+                   help="the column of query ids (of the log or run, and of Parquet qrels)")
+    p.add_argument("--doc-col", default="doc_id", metavar="COLUMN",
+                   help="the column of document ids, read in qrels mode and by --ties trec")
+    p.add_argument("--label-col", default="label", metavar="COLUMN",
+                   help="the column of relevance labels (of the log, or of Parquet qrels)")
 
 
 def _parser() -> _Parser:
     parser = _Parser(prog=_PROG, description="NDCG@k for search logs at scale.")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,demo,synth}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,demo,warmup,synth}", parser_class=_Parser)
     sub.required = True
 
     ev = sub.add_parser("evaluate", help="NDCG@k (and any other measure) of a Parquet log, or "
@@ -140,8 +143,8 @@ def _parser() -> _Parser:
                                     "the file name; --runid file for file names; NAME=PATH "
                                     "names a run). --format json prints one object a run, a "
                                     "line each; --per-query writes every run's queries to one "
-                                    "file or directory, runid first. One input prints what it "
-                                    "always did, without runid.",
+                                    "file or directory, runid first. One input prints one row (or "
+                                    "one JSON object), without runid.",
                         epilog="examples: fastndcg evaluate 'runs/*.run' --qrels qrels.txt "
                                "--preset trec_eval -m ndcg_cut.10 -m map   |   fastndcg "
                                "evaluate bm25=a.run rm3=b.run --qrels qrels.txt --format json")
@@ -157,7 +160,8 @@ def _parser() -> _Parser:
     ev.add_argument("-k", type=_cutoffs, default=_K_UNSET,
                     help="cutoffs, comma-separated, or 'all' (default 1,3,5,10)")
     _add_semantics(ev)
-    ev.add_argument("--score-col", default="score")
+    ev.add_argument("--score-col", default="score", metavar="COLUMN",
+                    help="the column of scores: the higher, the better the rank")
     ev.add_argument("--explain", nargs="?", const="all", metavar="KINDS",
                     help="per-query columns explaining each score (with --per-query): all, or "
                          "some of dcg,idcg,n_relevant,n_judged,judged")
@@ -181,7 +185,8 @@ def _parser() -> _Parser:
     ev.add_argument("--order-col", metavar="COLUMN",
                     help="with --spark: the column whose order is the input order "
                          "(needed by --ties stable)")
-    ev.add_argument("--format", default="table", choices=["table", "json"])
+    ev.add_argument("--format", default="table", choices=["table", "json"],
+                    help="an aligned table, or JSON (one object; one a line for several runs)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
 
     cm = sub.add_parser("compare", help="compare rankers: intervals, paired tests, segments",
@@ -204,25 +209,30 @@ def _parser() -> _Parser:
     cm.add_argument("--confidence", type=float, default=0.95, help="default 0.95")
     cm.add_argument("--resamples", type=_positive, default=10_000,
                     help="bootstrap and randomization resamples (default 10000)")
-    cm.add_argument("--seed", type=_seed, default=0)
+    cm.add_argument("--seed", type=_seed, default=0,
+                    help="seed of the resampling: the same seed gives the same numbers")
     cm.add_argument("--tests", default="randomization,t,wilcoxon",
                     help="some of randomization,t,wilcoxon (default all)")
-    cm.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    cm.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"],
+                    help="correction of the p-values for multiple comparisons (bh: "
+                         "Benjamini-Hochberg)")
     _add_semantics(cm)
     cm.add_argument("--plot", metavar="OUT.png", help="draw the comparison (needs matplotlib)")
-    cm.add_argument("--format", default="table", choices=["table", "json", "markdown", "latex"])
+    cm.add_argument("--format", default="table", choices=["table", "json", "markdown", "latex"],
+                    help="how the tables are printed")
     cm.add_argument("--quiet", action="store_true", help="no progress bar")
 
     demo = sub.add_parser("demo", help="build a synthetic log, evaluate it, compare with the "
                                        "pure-Python reference",
                           description="Build a seeded synthetic search log, evaluate it, and show "
                                       "the time next to the pure-Python reference on a sample.")
-    demo.add_argument("--queries", type=_positive, default=1_000_000)
-    demo.add_argument("--seed", type=_seed, default=0)
+    demo.add_argument("--queries", type=_positive, default=1_000_000,
+                      help="queries in the synthetic log (about 50 rows each)")
+    demo.add_argument("--seed", type=_seed, default=0, help="seed of the synthetic log")
     demo.add_argument("--sample", type=_positive, default=1000,
                       help="queries scored by the pure-Python reference (default 1000)")
     demo.add_argument("--keep", metavar="FILE.parquet", help="keep the log here")
-    demo.add_argument("--quiet", action="store_true")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
 
     warm = sub.add_parser("warmup", help="compile every kernel variant into the cache (for "
                                          "images, CI caches and cluster workers)",
@@ -238,12 +248,17 @@ def _parser() -> _Parser:
     warm.add_argument("--quiet", action="store_true", help="no progress bar")
 
     synth = sub.add_parser("synth", help="write a seeded synthetic search log to Parquet")
-    synth.add_argument("--queries", type=_positive, required=True)
-    synth.add_argument("--out", required=True, metavar="FILE.parquet")
-    synth.add_argument("--seed", type=_seed, default=0)
-    synth.add_argument("--mean-docs", type=_positive, default=50)
-    synth.add_argument("--row-group-rows", type=_positive, default=1 << 20)
-    synth.add_argument("--quiet", action="store_true")
+    synth.add_argument("--queries", type=_positive, required=True, help="queries in the log")
+    synth.add_argument("--out", required=True, metavar="FILE.parquet",
+                       help="where to write it (an existing file is replaced only when it "
+                            "is a synthetic log itself)")
+    synth.add_argument("--seed", type=_seed, default=0,
+                       help="the same seed gives the same log")
+    synth.add_argument("--mean-docs", type=_positive, default=50,
+                       help="mean rows a query (lengths uniform on 1 .. 2 x MEAN_DOCS - 1)")
+    synth.add_argument("--row-group-rows", type=_positive, default=1 << 20,
+                       help="rows per Parquet row group")
+    synth.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 

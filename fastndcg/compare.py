@@ -19,7 +19,7 @@ same seed gives the same numbers whatever the thread count. The t and Wilcoxon
 p-values come from :mod:`fastndcg._stats` and equal scipy.stats' ``ttest_rel``
 and ``wilcoxon`` (scipy is not needed at run time).
 
-Decisions written down here (where the issue is silent):
+Decisions written down here (where there was a choice):
 
 * The statistic of the randomization test is the mean difference; its p-value is
   ``(1 + #{|mean of flipped| >= |observed|}) / (1 + n_resamples)`` (a valid
@@ -565,6 +565,10 @@ class Comparison:
         as trec_eval does) and judged queries in no run (left out unless
         ``complete=True`` scored them 0), as :class:`fastndcg.Report` counts them.
     confidence, n_resamples, seed, correction, tests_run, baseline : the settings.
+    system_names, measures : the systems and the measures compared, in order.
+    segmented, segment_name : whether the queries were split by segment, and the
+        name of the segment column (None without segments; "segment" when the
+        segments were given as a mapping).
     seconds : wall time, evaluations included.
     """
     systems: pa.Table

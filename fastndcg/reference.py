@@ -1,4 +1,4 @@
-"""The readable oracle: section 1 of DESIGN.md in plain Python.
+"""The readable oracle: fastndcg's definitions in plain Python.
 
 Every number fastndcg's compiled kernels produce must equal what this module
 computes (to floating-point rounding). It is deliberately slow and simple:
@@ -14,26 +14,28 @@ Example
 >>> [round(v, 6) for v in reference.ndcg([0.5, 0.5, 0.1, 0.9], [1, 0, 0, 2], [0, 3, 4], k=2)]
 [0.815465, 1.0]
 
-Definitions (a query has items with scores ``s`` and labels ``r``)
---------------------------------------------------------------------
-gain        ``"exp2"`` -> 2**r - 1, ``"linear"`` -> r, or a sequence ``table``
-            -> table[r] for integer labels 0 <= r < len(table).
-discount    at 1-based rank p: 1 / log_b(p + 1), with b = ``log_base``.
-DCG@k       items ranked by score, highest first. With ``ties="average"`` a
-            group of m tied items at ranks p..p+m-1 contributes its mean gain
-            times the sum of the discounts of its ranks that are <= k. With the
-            other tie modes ties are broken into a strict order first:
-            ``"stable"`` (input order), ``"optimistic"`` (highest gain first),
-            ``"pessimistic"`` (lowest gain first), ``"trec"`` (document id
-            descending, as strings, as trec_eval does).
-IDCG@k      DCG@k of the labels sorted by gain, highest first (ties in gain do
-            not change the sum). In qrels mode the ideal labels are all judged
-            documents of the query (``ideal_labels``), not just the ranked ones.
-NDCG@k      DCG@k / IDCG@k; when IDCG@k == 0, ``zero_idcg`` decides: "zero",
-            "one", "nan" or "error".
-NaN scores  ``nan_scores="error"`` raises; ``"last"`` ranks NaN below every
-            number (below -inf too), NaNs tied among themselves.
-Negative labels ``"error"`` raises, ``"zero"`` uses 0 instead, ``"keep"`` uses them.
+Definitions
+-----------
+A query has items with scores ``s`` and labels ``r``.
+
+* gain: ``"exp2"`` -> 2**r - 1, ``"linear"`` -> r, or a sequence ``table``
+  -> table[r] for integer labels 0 <= r < len(table).
+* discount at 1-based rank p: 1 / log_b(p + 1), with b = ``log_base``.
+* DCG@k: items ranked by score, highest first. With ``ties="average"`` a
+  group of m tied items at ranks p..p+m-1 contributes its mean gain
+  times the sum of the discounts of its ranks that are <= k. With the
+  other tie modes ties are broken into a strict order first:
+  ``"stable"`` (input order), ``"optimistic"`` (highest gain first),
+  ``"pessimistic"`` (lowest gain first), ``"trec"`` (document id
+  descending, as strings, as trec_eval does).
+* IDCG@k: DCG@k of the labels sorted by gain, highest first (ties in gain do
+  not change the sum). In qrels mode the ideal labels are all judged
+  documents of the query (``ideal_labels``), not just the ranked ones.
+* NDCG@k: DCG@k / IDCG@k; when IDCG@k == 0, ``zero_idcg`` decides: "zero",
+  "one", "nan" or "error".
+* NaN scores: ``nan_scores="error"`` raises; ``"last"`` ranks NaN below every
+  number (below -inf too), NaNs tied among themselves.
+* Negative labels: ``"error"`` raises, ``"zero"`` uses 0 instead, ``"keep"`` uses them.
 """
 
 from __future__ import annotations

@@ -644,6 +644,13 @@ class Report:
     n_scattered : queries whose rows were not adjacent in the source (each was
         regrouped and scored whole).
     seconds : wall time of the evaluation.
+    source : what was evaluated, in words (a path, or the kind of table).
+    inputs : the files the evaluation read (:meth:`write` never writes over them).
+    per_query_path : where the per-query results were written (``per_query=PATH``),
+        else None.
+    totals : the mergeable :class:`Totals` behind ``mean`` and the counts.
+    complete : whether judged queries missing from the run were scored 0.
+    qrels_mode : whether the run was joined to qrels.
     """
 
     def __init__(self, per_query: Any, totals: Totals, *, n_unjudged: int = 0,

@@ -33,7 +33,18 @@ LABEL_TYPES = (np.int32, np.float64)
 @dataclass
 class WarmupReport:
     """What :func:`warmup` did: the steps run, the compiled variants it loaded or
-    compiled, wall and CPU seconds, where the cache is and whether it is portable."""
+    compiled, wall and CPU seconds, where the cache is and whether it is portable.
+
+    Attributes
+    ----------
+    steps : how many steps ran (each compiles or loads the kernels of one kind of job).
+    compiled : kernel variants compiled now.
+    loaded : kernel variants loaded from the cache.
+    wall_s, cpu_s : wall and CPU seconds.
+    cache_dir : the cache directory.
+    portable : whether the code is for a generic CPU (``--portable``).
+    names : what each step covered, in order.
+    """
     steps: int
     compiled: int  # variants compiled now (the rest were loaded from the cache)
     loaded: int
@@ -166,9 +177,10 @@ def warmup(*, portable: bool = False, progress: bool = False, jobs: int = 1,
     ----------
     portable : generate code for a generic CPU of this architecture, so one cache
         serves every machine of a cluster (a little slower than code for this CPU:
-        see the README's figures). The cache directory is marked portable, and every
-        later process using it compiles and loads generic code. Must be decided
-        before Numba compiles anything in this process.
+        ``fastndcg warmup --portable`` measures how much). The cache directory is
+        marked portable, and every later process using it compiles and loads
+        generic code. Must be decided before Numba compiles anything in this
+        process.
     progress : draw a progress line on ``stream`` (default stderr).
     jobs : run the steps in this many fresh processes at once (the cache's locks
         let them share the work): less wall time on several cores, the same CPU

@@ -16,7 +16,7 @@ report then says that its targets are indicative only).
 
 What is rendered, all from the one JSON file:
 
-* the targets of the kernel, logs and peers (and the other DESIGN.md targets the suite measures),
+* the targets of the kernel, logs and peers (and the other targets the suite measures),
   each with its measured value, met / missed, and the benchmarks it comes from;
 * one table per pytest-benchmark group: every system's best, median and mean time,
   rows/s, and fastndcg's ratio to it -- a speed-up for a peer (another tool doing
@@ -327,7 +327,7 @@ def compare_targets(entries: list[Entry]) -> list[Target]:
     return out
 
 
-def issue_targets(entries: list[Entry]) -> list[Target]:
+def log_targets(entries: list[Entry]) -> list[Target]:
     """The start-up and peer targets."""
     out = []
     out.append(_rate_target(Target("kernel, ~10 rows a query, k=[1,3,5,10]", "≥ 150M rows/s"),
@@ -425,7 +425,7 @@ def spark_targets(entries: list[Entry]) -> list[Target]:
 
 
 def design_targets(entries: list[Entry]) -> list[Target]:
-    """The other DESIGN.md targets that the suite measures."""
+    """The other targets that the suite measures."""
     out = []
     fast, bound = find(entries, "kernel-50rows", role="fastndcg"), fastest_bound(entries,
                                                                                  "kernel-50rows")
@@ -625,7 +625,8 @@ def plots(entries: list[Entry], out: str) -> tuple[list[str], str]:
 # --------------------------------------------------------------------------- render
 
 def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[str],
-           notes: list[str]) -> str:
+           notes: list[str], scale_link: str = "scale.md") -> str:
+    """The report as Markdown; ``scale_link`` is docs/benchmarks/scale.md relative to it."""
     info = (data.get("machine_info") or {}).get("fastndcg_bench") or {}
     commit = data.get("commit_info") or {}
     full = info.get("full_sizes")
@@ -660,16 +661,16 @@ def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[st
         "## Targets (kernel, logs, peers)",
         "",
     ]
-    lines += target_table(issue_targets(entries))
+    lines += target_table(log_targets(entries))
     lines += ["", "## Targets (comparing rankers)", ""]
     lines += target_table(compare_targets(entries))
     if any(e.group.startswith("spark") for e in entries):
         lines += ["", "## Targets (Spark)", ""]
         lines += target_table(spark_targets(entries))
-    lines += ["", "## Other DESIGN.md targets measured by the suite", ""]
+    lines += ["", "## Other targets measured by the suite", ""]
     lines += target_table(design_targets(entries))
     lines += ["", "Peak memory at 30M queries and Dask scaling are measured by "
-                  "`python scripts/bench_scale.py` ([scale.md](scale.md)).", ""]
+                  f"`python scripts/bench_scale.py` ([scale.md]({scale_link})).", ""]
     present = list(dict.fromkeys(e.group for e in entries))
     order = [g for g in GROUPS if g in present] + sorted(g for g in present if g not in GROUPS)
     lines += ["## Results by group", ""]
@@ -747,7 +748,8 @@ def main(argv=None) -> int:
         if note:
             notes.append(note)
     rel = os.path.relpath(args.json, REPO) if os.path.isabs(args.json) else args.json
-    text = render(data, entries, rel, plot_files, notes)
+    scale_link = os.path.relpath(os.path.join(DEFAULT_OUT, "scale.md"), args.out).replace(os.sep, "/")
+    text = render(data, entries, rel, plot_files, notes, scale_link)
     with open(os.path.join(args.out, "README.md"), "w") as f:
         f.write(text)
     print(text)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Measure fastndcg at scale against the issue's targets: flat memory, and Dask.
+"""Measure fastndcg at scale against its targets: flat memory, and Dask.
 
     python scripts/bench_scale.py                                # full sizes (~5-15 min on 2 cores)
     python scripts/bench_scale.py --quick                        # ~20x smaller, a smoke test

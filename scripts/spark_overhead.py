@@ -1,7 +1,7 @@
 """Spark's overhead, measured: fastndcg.spark.evaluate against fastndcg.evaluate on the same
 Parquet file, a window-function NDCG@10 written as a Spark user would, and the floor
 Spark sets (repartition + sortWithinPartitions + a mapInArrow that does nothing);
-medians of 3 in one session. Usage: python -m fastndcg synth --queries 40000 --out
+medians of 3 in one Spark session. Usage: python -m fastndcg synth --queries 40000 --out
 /tmp/sp_2m.parquet, then python scripts/spark_overhead.py [PATH]."""
 import time, statistics, pyarrow as pa
 from pyspark.sql import SparkSession, functions as F, Window

@@ -340,5 +340,5 @@ def test_help_documents_several_runs(capsys):
     assert exc.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     for words in ("--runid {tag,file}", "NAME=PATH", "one object a run", "runid first",
-                  "One input prints what it always did"):
+                  "One input prints one row (or one JSON object), without runid"):
         assert words in text, words
