@@ -55,24 +55,29 @@ def _measures(c, measure) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _label(name: str, wrap: int = _WRAP) -> str:
+def _plain(text) -> str:
+    """Text shown as written: a ``$`` would start matplotlib's mathematics."""
+    return str(text).replace("$", r"\$")
+
+
+def _label(name: str, wrap: int = _WRAP, max_lines: int = _MAX_LINES) -> str:
     """A row's label: wrapped onto at most two lines, shortened in the middle beyond."""
     text = str(name)
-    room = wrap * _MAX_LINES
+    room = wrap * max_lines
     if len(text) > room:
         half = (room - 1) // 2
         text = text[:half] + "…" + text[-(room - 1 - half):]
-    return "\n".join(textwrap.wrap(text, wrap, break_long_words=True,
-                                   break_on_hyphens=False)) or text
+    return _plain("\n".join(textwrap.wrap(text, wrap, break_long_words=True,
+                                          break_on_hyphens=False)) or text)
 
 
 def _short(name: str, width: int = 28) -> str:
     """A name inside a title: one line, shortened in the middle."""
     text = str(name)
-    if len(text) <= width:
-        return text
-    half = (width - 1) // 2
-    return text[:half] + "…" + text[-(width - 1 - half):]
+    if len(text) > width:
+        half = (width - 1) // 2
+        text = text[:half] + "…" + text[-(width - 1 - half):]
+    return _plain(text)
 
 
 def _pvalue(p) -> str:
@@ -118,6 +123,10 @@ def plot_comparison(c, path, measure):
     blocks = [(seg, m) for seg in segments for m in measures]
     headed = len(blocks) > 1
     labels = {name: _label(name) for name in order}
+    if len(set(labels.values())) < len(labels):  # shortened alike: show them whole
+        labels = {name: _label(name, max_lines=len(name)) for name in order}
+    base = labels[c.baseline]
+    labels[c.baseline] = base + ("\n(baseline)" if "\n" in base else " (baseline)")
     lines = max(lab.count("\n") + 1 for lab in labels.values())
     rows, heads = [], []  # (y, ...): row centres, one unit a system
     y = -0.5
@@ -150,9 +159,9 @@ def plot_comparison(c, path, measure):
     for y, name, seg, m in rows:
         r = means[(name, seg, m)]
         _interval(ax_m, y, r["mean"], r["ci_low"], r["ci_high"], color[name], "mean-interval")
-    ax_m.set_title(f"Mean{' ' + measures[0] if len(measures) == 1 else ''} ({pct} interval)",
-                   fontsize=10.5)
-    ax_m.set_xlabel(measures[0] if len(measures) == 1 else "mean (the block's measure)")
+    ax_m.set_title(f"Mean{' ' + _plain(measures[0]) if len(measures) == 1 else ''} "
+                   f"({pct} interval)", fontsize=10.5)
+    ax_m.set_xlabel(_plain(measures[0]) if len(measures) == 1 else "mean (the block's measure)")
 
     # 2. paired differences against the baseline: forest plot, line at zero
     ax_d.axvline(0, color="0.25", lw=1.0, zorder=1, gid="zero")
@@ -168,9 +177,9 @@ def plot_comparison(c, path, measure):
                   "difference-interval-significant" if sig else "difference-interval",
                   filled=sig, lw=2.4 if sig else 1.4)
         right.append((y, f"{d:+.3f}  p={_pvalue(p)}{' *' if sig else '  '}", sig))
-    ax_d.set_title(f"Difference against {_short(c.baseline)} ({pct} interval)", fontsize=10.5)
-    ax_d.set_xlabel(f"system - {_short(c.baseline)}"
-                    + (f"  ({measures[0]})" if len(measures) == 1 else ""))
+    ax_d.set_title(f"Difference against the baseline ({pct} interval)", fontsize=10.5)
+    ax_d.set_xlabel("system - baseline"
+                    + (f"  ({_plain(measures[0])})" if len(measures) == 1 else ""))
     lo, hi = ax_d.get_xlim()
     span = max(abs(lo), abs(hi))
     ax_d.set_xlim(min(lo, -0.05 * span), max(hi, 0.05 * span))  # zero never on the edge
@@ -202,16 +211,14 @@ def plot_comparison(c, path, measure):
             left += n
     ax_n.set_xlim(0, most)
     ax_n.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True, steps=[1, 2, 5, 10]))
-    ax_n.set_xlabel(f"queries against {_short(c.baseline)}")
+    ax_n.set_xlabel("queries against the baseline")
     ax_n.legend(handles=[Patch(color=col, label=lab) for _, lab, col in _COUNTS],
                 loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False,
                 fontsize=9, handlelength=1.2, columnspacing=1.0, borderaxespad=0.2)
 
     # the rows: names on the left, block headers in bold on a grey band
     ax_m.set_ylim(bottom, -0.5)
-    ax_m.set_yticks([r[0] for r in rows],
-                    [labels[r[1]] + (" (baseline)" if r[1] == c.baseline and "\n" not in
-                                     labels[r[1]] else "") for r in rows], fontsize=9)
+    ax_m.set_yticks([r[0] for r in rows], [labels[r[1]] for r in rows], fontsize=9)
     if heads:
         ax_m.set_yticks([h[0] for h in heads], [h[1] for h in heads], minor=True)
         for tick in ax_m.get_yticklabels(minor=True):
@@ -233,9 +240,10 @@ def plot_comparison(c, path, measure):
     n_tests = c.tests.num_rows
     how = (f"{corr[c.correction]}-corrected over {n_tests} comparison{'s' * (n_tests != 1)}"
            if c.correction != "none" else "not corrected")
-    by = f" by {c.segment_name}" if c.segment_name not in (None, "segment") else ""
+    by = f" by {_short(c.segment_name)}" if c.segment_name not in (None, "segment") else ""
     fig.suptitle(f"{len(c.system_names)} systems on {n_queries:,} queries"
-                 + (f" in {len(segments)} segments{by}" if c.segmented else ""),
+                 + (f" in {len(segments)} segments{by}" if c.segmented else "")
+                 + f"; baseline: {_short(c.baseline, 48)}",
                  fontsize=12, fontweight="bold")
     fig.supxlabel(f"Intervals: {pct} percentile bootstrap, {c.n_resamples:,} resamples "
                      f"(not corrected). p: {test} test, two-sided, {how}; "

@@ -557,10 +557,14 @@ def test_plot_many_systems_with_long_names_fit():
     names = {f"{'ranker_with_a_rather_long_configuration_name_' * 2}{i}": f"score_{c}"
              for i, c in enumerate("abcdef")}
     names["bm25"] = names.pop(next(iter(names)))
-    cmp = fastndcg.compare(make_log(60, n_systems=6), names, baseline="bm25", k=[5, 10],
-                           n_resamples=50)
+    names["costs $5 a $1k$ run"] = names.pop(next(iter(names)))  # no mathematics
+    cmp = fastndcg.compare(make_log(60, n_systems=6), names, baseline=next(iter(names)),
+                           k=[5, 10], n_resamples=50)
     fig = cmp.plot()
     assert len(_drawn(fig, "mean-interval")["means"]) == 6 * 2
+    from matplotlib.cbook import is_math_text
+    shown = [t.get_text() for t in _axes(fig, "means").get_yticklabels()]
+    assert "costs \\$5 a \\$1k\\$ run" in shown and not any(map(is_math_text, shown))
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     box = fig.bbox
@@ -579,7 +583,13 @@ def test_plot_many_systems_with_long_names_fit():
             for j in range(i + 1, len(extents)):
                 assert not _overlap(extents[i], extents[j]), (labels[i], labels[j])
     for t in _axes(fig, "means").get_yticklabels():
-        assert all(len(line) <= 24 for line in t.get_text().split("\n")), t.get_text()
+        lines = t.get_text().removesuffix(" (baseline)").split("\n")
+        assert all(len(line) <= 24 for line in lines), t.get_text()
+    for ax in fig.axes:  # titles and axis labels stay over their own panel
+        panel = ax.get_window_extent(renderer)
+        for text in (ax.title, ax.xaxis.label):
+            e = text.get_window_extent(renderer)
+            assert e.x0 >= panel.x0 - 30 and e.x1 <= panel.x1 + 30, text.get_text()
     titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
     assert not any(_overlap(a, b) for i, a in enumerate(titles) for b in titles[i + 1:])
 
