@@ -1,10 +1,30 @@
-"""Plots of a :class:`fastndcg.compare.Comparison` (matplotlib, an optional extra)."""
+"""Plots of a :class:`fastndcg.compare.Comparison` (matplotlib, an optional extra).
+
+One figure, read left to right along one row per system (rows in blocks: one
+block per measure, or per segment):
+
+* **Mean with its interval**: each system's mean and its percentile bootstrap
+  interval, one row each (a forest plot: no two systems drawn at one place);
+* **Difference against the baseline**: each system's paired mean difference and
+  its bootstrap interval, with a line at zero; on the right, the difference and
+  the corrected p-value of the comparison's first test (``*``, a filled marker
+  and a thicker line when it is below ``1 - confidence``);
+* **Queries won, tied and lost** against the baseline: a count, on an axis of
+  whole numbers.
+
+Everything drawn is read from the Comparison's own tables (``systems`` and
+``tests``); nothing is recomputed here.
+"""
 
 from __future__ import annotations
 
 import os
+import textwrap
 
-import numpy as np
+_WRAP = 24          # characters a line of a row's label
+_MAX_LINES = 2      # lines a label may take (longer names are shortened in the middle)
+_WON, _TIED, _LOST = "#2b8c6b", "#c9c9c9", "#c44e52"
+_COUNTS = (("wins", "won", _WON), ("ties", "tied", _TIED), ("losses", "lost", _LOST))
 
 
 def _pyplot():
@@ -18,111 +38,217 @@ def _pyplot():
     return plt
 
 
-def plot_comparison(c, path, measure: str | None):
-    """Two panels: per-query differences against the baseline (histogram), and
-    NDCG@k against k with confidence bands (or, with segments, the mean difference
-    and its interval in each segment)."""
+def _measures(c, measure) -> list[str]:
+    """The measures drawn: all of them (with segments: the last one) by default."""
     if measure is None:
-        measure = c.measures[-1]
-    if measure not in c.measures:
-        raise ValueError(f"measure={measure!r} is not one of the comparison's measures "
-                         f"{', '.join(map(repr, c.measures))}")
+        return [c.measures[-1]] if c.segmented else list(c.measures)
+    names = [measure] if isinstance(measure, str) else measure
+    if not isinstance(names, (list, tuple)) or not names \
+            or not all(isinstance(m, str) for m in names):
+        raise TypeError(f"measure must name one of the comparison's measures "
+                        f"({', '.join(map(repr, c.measures))}), or be a list of them; got "
+                        f"{measure!r}")
+    for m in names:
+        if m not in c.measures:
+            raise ValueError(f"measure={m!r} is not one of the comparison's measures "
+                             f"{', '.join(map(repr, c.measures))}")
+    return list(dict.fromkeys(names))
+
+
+def _plain(text) -> str:
+    """Text shown as written: a ``$`` would start matplotlib's mathematics."""
+    return str(text).replace("$", r"\$")
+
+
+def _label(name: str, wrap: int = _WRAP, max_lines: int = _MAX_LINES) -> str:
+    """A row's label: wrapped onto at most two lines, shortened in the middle beyond."""
+    text = str(name)
+    room = wrap * max_lines
+    if len(text) > room:
+        half = (room - 1) // 2
+        text = text[:half] + "…" + text[-(room - 1 - half):]
+    return _plain("\n".join(textwrap.wrap(text, wrap, break_long_words=True,
+                                          break_on_hyphens=False)) or text)
+
+
+def _short(name: str, width: int = 28) -> str:
+    """A name inside a title: one line, shortened in the middle."""
+    text = str(name)
+    if len(text) > width:
+        half = (width - 1) // 2
+        text = text[:half] + "…" + text[-(width - 1 - half):]
+    return _plain(text)
+
+
+def _pvalue(p) -> str:
+    if p is None:
+        return "-"
+    if p >= 1e-3:
+        return f"{p:.3f}"
+    return f"{p:.0e}" if p > 0 else "<1e-300"
+
+
+def _interval(ax, y, mid, lo, hi, color, gid, filled=True, lw=1.8):
+    """A point and its interval on row ``y`` (drawn as given: a percentile interval
+    need not hold its point). The interval is the LineCollection named ``gid``."""
+    ax.hlines(y, lo, hi, colors=color, lw=lw, gid=gid, zorder=3)
+    ax.plot([lo, hi], [y, y], "|", color=color, ms=7, mew=lw, zorder=3)
+    ax.plot(mid, y, "o", color=color, mfc=color if filled else "white", mew=1.6, ms=6,
+            zorder=4)
+
+
+def plot_comparison(c, path, measure):
+    """Draw ``c`` (a Comparison): see the module's docstring. ``measure``: one
+    measure or a list of them (default: every measure; with segments, the last).
+    Saves to ``path`` when given; returns the Figure."""
+    measures = _measures(c, measure)
     plt = _pyplot()
-    values = c._arrays["values"]
-    base = c._arrays["base"]
-    m = c.measures.index(measure)
-    others = [s for s in range(len(c.system_names)) if s != base]
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    alpha = 1 - c.confidence
+    pct = f"{c.confidence * 100:g}%"
+    test = c.tests_run[0]
+    p_col = f"p_{test}_adj" if c.correction != "none" else f"p_{test}"
+    sys_rows = c.systems.to_pylist()
+    means = {(r["system"], r.get("segment"), r["measure"]): r for r in sys_rows}
+    tests = {(r["system"], r["segment"], r["measure"]): r for r in c.tests.to_pylist()}
+    segments = (list(dict.fromkeys(r["segment"] for r in sys_rows)) if c.segmented
+                else [None])
+    order = [c.baseline] + [s for s in c.system_names if s != c.baseline]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     color = {name: colors[i % len(colors)] for i, name in enumerate(c.system_names)}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
 
-    # 1. per-query differences: a spike at 0 (ties) would hide the rest, so ties
-    # are counted in the legend and the histogram shows the non-zero differences
-    diffs = {c.system_names[s]: values[s, m] - values[base, m] for s in others}
-    nonzero = np.concatenate([d[d != 0] for d in diffs.values()])
-    span = float(np.max(np.abs(nonzero))) if len(nonzero) else 1.0
-    bins = np.linspace(-span, span, 61)
-    for name, d in diffs.items():
-        nz = d[d != 0]
-        ties = len(d) - len(nz)
-        ax1.hist(nz, bins=bins, histtype="step", linewidth=1.6, color=color[name],
-                 label=f"{name}: mean {np.mean(d):+.4f}, {ties / len(d):.0%} ties")
-        ax1.axvline(float(np.mean(d)), color=color[name], linestyle="--", linewidth=1)
-    ax1.axvline(0, color="0.3", linewidth=0.8)
-    ax1.set_xlabel(f"{measure}: system - {c.baseline} (per query, ties left out)")
-    ax1.set_ylabel("queries")
-    ax1.set_title(f"Per-query differences against {c.baseline}")
-    ax1.legend(fontsize=9, loc="upper left")
+    # the rows, top to bottom: a header for each block when there are several blocks
+    blocks = [(seg, m) for seg in segments for m in measures]
+    headed = len(blocks) > 1
+    labels = {name: _label(name) for name in order}
+    if len(set(labels.values())) < len(labels):  # shortened alike: show them whole
+        labels = {name: _label(name, max_lines=len(name)) for name in order}
+    base = labels[c.baseline]
+    labels[c.baseline] = base + ("\n(baseline)" if "\n" in base else " (baseline)")
+    lines = max(lab.count("\n") + 1 for lab in labels.values())
+    rows, heads = [], []  # (y, ...): row centres, one unit a system
+    y = -0.5
+    for seg, m in blocks:
+        if headed:
+            what = m
+            if seg is not None:
+                n = means[(c.baseline, seg, m)]["n_queries"]
+                what = (f"{seg}" if c.segment_name == "segment"  # a mapping: no column name
+                        else f"{c.segment_name} = {seg}")
+                what += (f", {m}" if len(measures) > 1 else "") + f": {n:,} queries"
+            head = _label(what, 34)
+            tall = max(1.0, 0.5 + 0.5 * (head.count("\n") + 1) / lines)
+            heads.append((y + tall / 2, head, tall))
+            y += tall
+        for name in order:
+            rows.append((y + 0.5, name, seg, m))
+            y += 1
+    bottom = y  # the last row's lower edge (the first row's upper edge is -0.5)
+    row_in = 0.26 + 0.15 * (lines - 1)
+    height = max(3.4, 1.75 + (bottom + 0.5) * row_in)
+    fig, (ax_m, ax_d, ax_n) = plt.subplots(
+        1, 3, figsize=(13, height), sharey=True, layout="constrained",
+        gridspec_kw={"width_ratios": [1.0, 1.15, 0.8]})
+    ax_m.set_gid("means")
+    ax_d.set_gid("differences")
+    ax_n.set_gid("counts")
 
-    rows = c.systems.to_pylist()
-    pct = f"{c.confidence * 100:g}%"
-    if not c.segmented:
-        # 2. the measure against k (its cutoffs among the compared measures), with
-        # the bootstrap band of every system; x = k, the whole list (no cutoff) sits
-        # right of the largest cutoff
-        family = [mm for mm in c.measures if _stem(mm) == _stem(measure)]
-        numeric = [_cutoff(x) for x in family if _cutoff(x) is not None]
-        right = 1.5 * max(numeric) if numeric else 1.0
-        xpos = {mm: (_cutoff(mm) if _cutoff(mm) is not None else right) for mm in family}
-        for name in c.system_names:
-            mine = {r["measure"]: r for r in rows if r["system"] == name}
-            xs = np.array([xpos[mm] for mm in family], float)
-            ys = np.array([mine[mm]["mean"] for mm in family])
-            lo = np.array([mine[mm]["ci_low"] for mm in family])
-            hi = np.array([mine[mm]["ci_high"] for mm in family])
-            ax2.plot(xs, ys, marker="o", color=color[name], label=name)
-            if len(xs) > 1:
-                ax2.fill_between(xs, lo, hi, color=color[name], alpha=0.2, linewidth=0)
-            else:
-                ax2.errorbar(xs, ys, yerr=[ys - lo, hi - ys], color=color[name], capsize=4)
-        ticks = sorted(set(xpos.values()))
-        ax2.set_xticks(ticks)
-        whole = any(_cutoff(mm) is None for mm in family)
-        ax2.set_xticklabels(["all" if t == right and whole else f"{t:g}" for t in ticks])
-        ax2.set_xlabel("k")
-        label = _stem(measure).upper() if _stem(measure) != "ndcg" else "NDCG"
-        ax2.set_ylabel(f"mean {label}@k")
-        ax2.set_title(f"{label}@k with {pct} bootstrap bands ({c.n_resamples:,} resamples)")
-        ax2.legend(fontsize=9)
-        ax2.grid(alpha=0.3)
-    else:
-        # 2. where the systems win or lose: the difference in each segment
-        tests = [r for r in c.tests.to_pylist() if r["measure"] == measure]
-        segs = []
-        for r in tests:
-            if r["segment"] not in segs:
-                segs.append(r["segment"])
-        k = len(others)
-        for j, s in enumerate(others):
-            name = c.system_names[s]
-            mine = {r["segment"]: r for r in tests if r["system"] == name}
-            ys = np.arange(len(segs)) + (j - (k - 1) / 2) * 0.8 / max(k, 1)
-            mid = np.array([mine[g]["mean_diff"] for g in segs])
-            lo = np.array([mine[g]["ci_low"] for g in segs])
-            hi = np.array([mine[g]["ci_high"] for g in segs])
-            ax2.errorbar(mid, ys, xerr=[mid - lo, hi - mid], fmt="o", color=color[name],
-                         capsize=3, label=name)
-        ax2.axvline(0, color="0.3", linewidth=0.8)
-        ax2.set_yticks(np.arange(len(segs)))
-        ax2.set_yticklabels([str(g) for g in segs])
-        ax2.invert_yaxis()
-        ax2.set_xlabel(f"{measure}: mean difference against {c.baseline} ({pct} interval)")
-        ax2.set_title(f"By {c.segment_name}")
-        ax2.legend(fontsize=9)
-        ax2.grid(alpha=0.3, axis="x")
+    # 1. each system's mean and interval, one row each
+    for y, name, seg, m in rows:
+        r = means[(name, seg, m)]
+        _interval(ax_m, y, r["mean"], r["ci_low"], r["ci_high"], color[name], "mean-interval")
+    ax_m.set_title(f"Mean{' ' + _plain(measures[0]) if len(measures) == 1 else ''} "
+                   f"({pct} interval)", fontsize=10.5)
+    ax_m.set_xlabel(_plain(measures[0]) if len(measures) == 1 else "mean (the block's measure)")
+
+    # 2. paired differences against the baseline: forest plot, line at zero
+    ax_d.axvline(0, color="0.25", lw=1.0, zorder=1, gid="zero")
+    right = []  # (y, text, significant)
+    for y, name, seg, m in rows:
+        if name == c.baseline:
+            right.append((y, "baseline", False))
+            continue
+        t = tests[(name, seg, m)]
+        d, lo, hi, p = t["mean_diff"], t["ci_low"], t["ci_high"], t[p_col]
+        sig = p is not None and p < alpha
+        _interval(ax_d, y, d, lo, hi, color[name],
+                  "difference-interval-significant" if sig else "difference-interval",
+                  filled=sig, lw=2.4 if sig else 1.4)
+        right.append((y, f"{d:+.3f}  p={_pvalue(p)}{' *' if sig else '  '}", sig))
+    ax_d.set_title(f"Difference against the baseline ({pct} interval)", fontsize=10.5)
+    ax_d.set_xlabel("system - baseline"
+                    + (f"  ({_plain(measures[0])})" if len(measures) == 1 else ""))
+    lo, hi = ax_d.get_xlim()
+    span = max(abs(lo), abs(hi))
+    ax_d.set_xlim(min(lo, -0.05 * span), max(hi, 0.05 * span))  # zero never on the edge
+    ax_p = ax_d.twinx()  # the differences and p-values, on the right
+    ax_p.set_gid("p-values")
+    ax_p.set_ylim(bottom, -0.5)
+    ax_p.set_yticks([r[0] for r in right], [r[1] for r in right], fontsize=8.5,
+                    family="monospace")
+    for tick, (_, _, sig) in zip(ax_p.get_yticklabels(), right):
+        tick.set_fontweight("bold" if sig else "normal")
+        tick.set_color("0.1" if sig else "0.35")
+    ax_p.tick_params(axis="y", length=0)
+
+    # 3. queries won / tied / lost: counts, on whole numbers
+    most = 1
+    for y, name, seg, m in rows:
+        if name == c.baseline:
+            continue
+        t = tests[(name, seg, m)]
+        total = t["wins"] + t["ties"] + t["losses"]
+        most = max(most, total)
+        left = 0
+        for key, _, col in _COUNTS:
+            n = t[key]
+            ax_n.barh(y, n, left=left, height=0.62, color=col, gid=f"count-{key}")
+            if n and n >= 0.09 * total:
+                ax_n.text(left + n / 2, y, f"{n:,}", ha="center", va="center", fontsize=8,
+                          color="black" if key == "ties" else "white")
+            left += n
+    ax_n.set_xlim(0, most)
+    ax_n.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True, steps=[1, 2, 5, 10]))
+    ax_n.set_xlabel("queries against the baseline")
+    ax_n.legend(handles=[Patch(color=col, label=lab) for _, lab, col in _COUNTS],
+                loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False,
+                fontsize=9, handlelength=1.2, columnspacing=1.0, borderaxespad=0.2)
+
+    # the rows: names on the left, block headers in bold on a grey band
+    ax_m.set_ylim(bottom, -0.5)
+    ax_m.set_yticks([r[0] for r in rows], [labels[r[1]] for r in rows], fontsize=9)
+    if heads:
+        ax_m.set_yticks([h[0] for h in heads], [h[1] for h in heads], minor=True)
+        for tick in ax_m.get_yticklabels(minor=True):
+            tick.set_fontweight("bold")
+            tick.set_fontsize(9)
+        ax_m.tick_params(axis="y", which="minor", length=0)
+    for ax in (ax_m, ax_d, ax_n):
+        for yh, _, tall in heads:
+            ax.axhspan(yh - tall / 2, yh + tall / 2, color="0.92", zorder=0, lw=0)
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+    for ax in (ax_d, ax_n):
+        ax.tick_params(axis="y", which="both", left=False)
+    for ax in (ax_m, ax_d):
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+
+    n_queries = (sum(means[(c.baseline, s, measures[0])]["n_queries"] for s in segments))
+    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
+    n_tests = c.tests.num_rows
+    how = (f"{corr[c.correction]}-corrected over {n_tests} comparison{'s' * (n_tests != 1)}"
+           if c.correction != "none" else "not corrected")
+    by = f" by {_short(c.segment_name)}" if c.segment_name not in (None, "segment") else ""
+    fig.suptitle(f"{len(c.system_names)} systems on {n_queries:,} queries"
+                 + (f" in {len(segments)} segments{by}" if c.segmented else "")
+                 + f"; baseline: {_short(c.baseline, 48)}",
+                 fontsize=12, fontweight="bold")
+    fig.supxlabel(f"Intervals: {pct} percentile bootstrap, {c.n_resamples:,} resamples "
+                     f"(not corrected). p: {test} test, two-sided, {how}; "
+                     f"* and a filled marker: p < {alpha:g}.",
+                  fontsize=8.5, color="0.3")
     if path is not None:
         fig.savefig(os.fspath(path), dpi=120)
     return fig
-
-
-def _cutoff(measure: str):
-    """The cutoff of a column name (``ap@100(rel=2)`` -> 100), or None."""
-    if "@" not in measure:
-        return None
-    return int(measure.split("@")[1].split("(")[0])
-
-
-def _stem(measure: str) -> str:
-    """The measure of a column name without its cutoff (``ap@100(rel=2)`` -> ``ap(rel=2)``)."""
-    head, _, tail = measure.partition("@")
-    return head + (tail[tail.index("("):] if "(" in tail else "")

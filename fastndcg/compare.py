@@ -620,13 +620,16 @@ class Comparison:
         """The report as LaTeX ``tabular`` environments (booktabs rules)."""
         return _render(self, "latex")
 
-    def plot(self, path: str | os.PathLike | None = None, *, measure: str | None = None):
-        """Draw the comparison with matplotlib (``pip install 'fastndcg[plot]'``):
-        the distribution of per-query differences against the baseline, and NDCG@k
-        against k for each system with its confidence band (with segments instead:
-        the mean difference and its interval in each segment). ``measure`` picks the
-        cutoff of the differences (default: the last one). Saves to ``path`` when
-        given; returns the matplotlib Figure."""
+    def plot(self, path: str | os.PathLike | None = None, *,
+             measure: str | Sequence[str] | None = None):
+        """Draw the comparison with matplotlib (``pip install 'fastndcg[plot]'``), one
+        row per system: each system's mean with its interval; its paired difference
+        against the baseline with its interval, a line at zero, and the corrected
+        p-value of the first test run (starred and filled below ``1 - confidence``);
+        and the queries it wins, ties and loses. Rows come in one block per measure
+        (with segments: per segment). ``measure`` names the measure(s) drawn
+        (default: every one; with segments, the last). Saves to ``path`` when given;
+        returns the matplotlib Figure."""
         from ._plot import plot_comparison
         if path is not None:  # the one output guard (the inputs, when files, are refused)
             path = V.output_path(path, "path", self.inputs, exts=V.PLOT_EXTS)

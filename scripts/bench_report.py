@@ -555,6 +555,58 @@ def sweep_table(entries: list[Entry], group: str) -> list[str]:
 
 # --------------------------------------------------------------------------- plots
 
+def fmt_tick(x: float, _pos=None) -> str:
+    """A log axis's tick: 1, 10, 100, 1k, 10k, 1M, 1G (and 0.1, 0.01 below one)."""
+    if x <= 0:
+        return ""
+    for unit, name in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= unit:
+            return f"{x / unit:g}{name}"
+    return f"{x:g}"
+
+
+def fmt_plain(x: float, _pos=None) -> str:
+    """A log axis's tick as a plain number: 0.1, 1, 10, 1,000."""
+    if x <= 0:
+        return ""
+    return f"{x:,.0f}" if x >= 1 else f"{x:g}"
+
+
+# the sweeps drawn: group, file, title, x label, y label, the value drawn, which way is
+# better, the x and y ticks' format
+SWEEP_PLOTS = [
+    ("kernel-queries", "throughput_vs_queries.png",
+     "Kernel throughput against the number of queries (~20 rows each)",
+     "queries (log scale)", "rows per second (log scale)", lambda e: e.rate, "higher",
+     fmt_tick, fmt_tick),
+    ("kernel-length", "cost_per_row_vs_length.png",
+     "Kernel cost per row against the length of a query's list (k=10)",
+     "rows per query (log scale)", "nanoseconds per row (log scale)",
+     lambda e: 1e9 / e.rate, "lower", fmt_plain, fmt_plain),
+    ("kernel-k", "cost_vs_k.png", "Kernel cost per row against the cutoff (lists of 1,000 rows)",
+     "k, the cutoff (log scale)", "nanoseconds per row (log scale)",
+     lambda e: 1e9 / e.rate, "lower", fmt_plain, fmt_plain),
+]
+SHAPE_GROUPS = ("kernel-5rows", "kernel-10rows", "kernel-50rows", "kernel-1000rows",
+                "evaluate-10rows", "evaluate-50rows", "list-sql-10rows", "list-sql-50rows",
+                "qrels-int64", "qrels-string", "trec")
+ROLE_STYLE = {  # colour, line, marker, what the role means (in the legends)
+    "fastndcg": ("tab:blue", "-", "o", "fastndcg"),
+    "bound": ("0.45", ":", "s", "bound: work fastndcg cannot avoid"),
+    "peer": ("tab:orange", "--", "^", "peer: another tool, same work"),
+}
+PEER_COLOURS = ("tab:orange", "tab:red", "tab:purple", "tab:green", "tab:brown", "tab:pink")
+
+
+def _log_axis(axis, fmt=fmt_tick) -> None:
+    """Decades labelled 1, 10, 100, 1k ...; the ticks between them unlabelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(fmt))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def plots(entries: list[Entry], out: str) -> tuple[list[str], str]:
     """PNG plots into ``out``; (file names, note)."""
     try:
@@ -565,61 +617,88 @@ def plots(entries: list[Entry], out: str) -> tuple[list[str], str]:
     except ImportError:
         return [], "matplotlib is not installed: no plots (pip install matplotlib)."
     written = []
-    figures = [("kernel-queries", "throughput_vs_queries.png", "number of queries", "rows/s",
-                lambda e: e.rate),
-               ("kernel-length", "cost_per_row_vs_length.png", "rows per query", "ns per row",
-                lambda e: 1e9 / e.rate),
-               ("kernel-k", "cost_vs_k.png", "k (cutoff)", "ns per row",
-                lambda e: 1e9 / e.rate)]
-    for group, name, xlabel, ylabel, value in figures:
+    for name, fig in figures(entries):
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        written.append(name)
+    return written, ""
+
+
+def figures(entries: list[Entry]) -> list:
+    """(file name, matplotlib Figure) of each plot the entries make: the sweeps (log
+    axes, the decades labelled), and the shapes of real logs (bars, log axis)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    made = []
+    for group, name, title, xlabel, ylabel, value, better, xfmt, yfmt in SWEEP_PLOTS:
         items = [e for e in in_group(entries, group) if e.rate]
         if not items:
             continue
-        fig, ax = plt.subplots(figsize=(10, 5.5))
+        fig, ax = plt.subplots(figsize=(10, 5.2), layout="constrained")
+        peers = iter(PEER_COLOURS)
         for system in dict.fromkeys(e.system for e in items):
             pts = sorted((case_key(e.case)[1], value(e)) for e in items if e.system == system)
             role = next(e.role for e in items if e.system == system)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                    "-o" if role == "fastndcg" else ":s" if role == "bound" else "--^",
-                    label=system)
+            colour, line, marker, _ = ROLE_STYLE.get(role, ROLE_STYLE["peer"])
+            if role not in ("fastndcg", "bound"):
+                colour = next(peers, "tab:olive")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=line, marker=marker,
+                    color=colour, lw=2.6 if role == "fastndcg" else 1.6,
+                    ms=7 if role == "fastndcg" else 5.5,
+                    label=system + (" (peer)" if role not in ("fastndcg", "bound") else ""),
+                    zorder=3 if role == "fastndcg" else 2)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _log_axis(ax.xaxis, xfmt)
+        _log_axis(ax.yaxis, yfmt)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{group}: {ylabel} against {xlabel}", fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=100)
-        plt.close(fig)
-        written.append(name)
-    # the real-log shapes: rows/s of every system, one bar group per shape
-    shapes = [g for g in ("kernel-5rows", "kernel-10rows", "kernel-50rows", "kernel-1000rows",
-                          "evaluate-10rows", "evaluate-50rows", "list-sql-10rows",
-                          "list-sql-50rows", "qrels-int64", "qrels-string", "trec")
-              if any(e.rate for e in in_group(entries, g))]
+        ax.set_title(f"{title}: {better} is better", fontsize=11)
+        ax.grid(True, which="major", alpha=0.35)
+        ax.grid(True, which="minor", alpha=0.12)
+        ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        made.append((name, fig))
+    # the real-log shapes: rows/s of every system, one block of bars per shape
+    shapes = [g for g in SHAPE_GROUPS if any(e.rate for e in in_group(entries, g))]
     if shapes:
-        fig, ax = plt.subplots(figsize=(12, 6))
-        labels, colours = [], {"fastndcg": "tab:blue", "bound": "tab:gray", "peer": "tab:orange"}
-        y = 0
-        for g in reversed(shapes):
+        bars, heads, y = [], [], 0.0
+        for g in shapes:
+            heads.append((y, g))
+            y += 1
             for e in sorted(in_group(entries, g), key=lambda e: -(e.rate or 0)):
-                if not e.rate:
-                    continue
-                ax.barh(y, e.rate, color=colours.get(e.role, "tab:green"))
-                labels.append((y, f"{g}: {e.label}"))
-                y += 1
-            y += 0.6
-        ax.set_yticks([p for p, _ in labels], [t for _, t in labels], fontsize=7)
+                if e.rate:
+                    bars.append((y, e))
+                    y += 1
+            y += 0.3
+        fig, ax = plt.subplots(figsize=(11, 1.4 + 0.24 * y), layout="constrained")
+        for yb, e in bars:
+            colour = ROLE_STYLE.get(e.role, ROLE_STYLE["peer"])[0]
+            ax.barh(yb, e.rate, height=0.72, color=colour, gid=e.role)
+            ax.text(e.rate * 1.08, yb, fmt_rate(e.rate), va="center", fontsize=7.5,
+                    color="0.2")
         ax.set_xscale("log")
-        ax.set_xlabel("rows/s (blue: fastndcg, grey: bound, orange: peer)")
-        ax.set_title("The shapes of real logs: rows per second", fontsize=10)
-        ax.grid(True, axis="x", which="both", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "shapes.png"), dpi=100)
-        plt.close(fig)
-        written.append("shapes.png")
-    return written, ""
+        _log_axis(ax.xaxis)
+        lo = min(e.rate for _, e in bars)
+        ax.set_xlim(lo / 2, max(e.rate for _, e in bars) * 3)  # room for the values
+        ax.set_ylim(y - 0.3, -1)
+        ax.set_yticks([p for p, _ in bars], [e.label for _, e in bars], fontsize=7.5)
+        ax.set_yticks([p for p, _ in heads], [g for _, g in heads], minor=True)
+        for tick in ax.get_yticklabels(minor=True):
+            tick.set_fontweight("bold")
+            tick.set_fontsize(8.5)
+        ax.tick_params(axis="y", which="minor", length=0)
+        ax.set_xlabel("rows per second (log scale)")
+        fig.suptitle("Rows per second on the shapes of real logs: longer is faster",
+                     fontsize=11)
+        ax.legend(handles=[Patch(color=c, label=lab) for c, _, _, lab in ROLE_STYLE.values()],
+                  loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False,
+                  fontsize=8.5, borderaxespad=0.3)
+        ax.grid(True, axis="x", which="major", alpha=0.35)
+        ax.grid(True, axis="x", which="minor", alpha=0.12)
+        ax.set_axisbelow(True)
+        made.append(("shapes.png", fig))
+    return made
 
 
 # --------------------------------------------------------------------------- render

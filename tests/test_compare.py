@@ -15,7 +15,10 @@ What is checked, and against what:
 * means, wins/ties/losses against ``fastndcg.evaluate`` of each system, and TREC
   runs against qrels (core18) against the per-query values of evaluate;
 * every bad input named by the issue is a clear error; the command line prints
-  table / json / markdown / LaTeX and draws a PNG.
+  table / json / markdown / LaTeX and draws a PNG;
+* the plot draws, from the Comparison's own tables, one interval a system on its
+  own row, the differences with a line at zero and the significant ones marked,
+  counts of queries on whole-number ticks, and long names that fit.
 """
 
 from __future__ import annotations
@@ -438,16 +441,165 @@ def test_text_markdown_latex_json(result):
     assert len(data["tests"]) == 16 and data["correction"] == "holm"
 
 
-def test_plot_writes_a_png(tmp_path, result, log):
+# --------------------------------------------------------------------------- plots
+
+def _drawn(fig, gid_prefix):
+    """{axes gid: [(y, x_low, x_high) of each interval whose gid starts with gid_prefix]}."""
+    out = {}
+    for ax in fig.axes:
+        for coll in ax.collections:
+            if (coll.get_gid() or "").startswith(gid_prefix):
+                for seg in coll.get_segments():
+                    (x0, y0), (x1, y1) = seg
+                    assert y0 == y1, "an interval is horizontal"
+                    out.setdefault(ax.get_gid(), []).append((y0, min(x0, x1), max(x0, x1)))
+    return out
+
+
+def _axes(fig, gid):
+    return next(ax for ax in fig.axes if ax.get_gid() == gid)
+
+
+@pytest.fixture(scope="module")
+def plain(log):
+    return fastndcg.compare(log, ["score_a", "score_b", "score_c"], k=[1, 3, 10],
+                            n_resamples=200)
+
+
+def test_plot_one_interval_a_system_each_on_its_own_row(tmp_path, plain):
     pytest.importorskip("matplotlib")
     out = tmp_path / "cmp.png"
-    result.plot(out)
+    fig = plain.plot(out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    plain = fastndcg.compare(log, ["score_a", "score_b"], k=[1, 3, 5, 10], n_resamples=200)
-    fig = plain.plot(tmp_path / "curve.png")
-    assert len(fig.axes) == 2 and (tmp_path / "curve.png").stat().st_size > 10_000
+    means = _drawn(fig, "mean-interval")["means"]
+    assert len(means) == 3 * 3  # systems x measures, every measure by default
+    assert len({y for y, _, _ in means}) == len(means), "two means drawn on one row"
+    want = sorted((r["ci_low"], r["ci_high"]) for r in plain.systems.to_pylist())
+    assert sorted((lo, hi) for _, lo, hi in means) == pytest.approx(want)
+    diffs = _drawn(fig, "difference-interval")["differences"]
+    assert len(diffs) == 2 * 3  # every system but the baseline, each measure
+    assert len({y for y, _, _ in diffs}) == len(diffs)
+    want = sorted((r["ci_low"], r["ci_high"]) for r in plain.tests.to_pylist())
+    assert sorted((lo, hi) for _, lo, hi in diffs) == pytest.approx(want)
+    # a difference sits on its system's row of means
+    assert {y for y, _, _ in diffs} < {y for y, _, _ in means}
+    zero = [ln for ln in _axes(fig, "differences").lines if ln.get_gid() == "zero"]
+    assert len(zero) == 1 and list(zero[0].get_xdata()) == [0, 0]
+    one = plain.plot(measure="ndcg@3")
+    assert len(_drawn(one, "mean-interval")["means"]) == 3
+    assert "ndcg@3" in _axes(one, "means").get_title()
+
+
+def test_plot_marks_what_the_tests_found(log):
+    pytest.importorskip("matplotlib")
+    twin = log.append_column("score_a_again", log.column("score_a"))  # no difference
+    cmp = fastndcg.compare(twin, ["score_a", "score_a_again", "score_c"], k=[3, 10],
+                           n_resamples=200)
+    fig = cmp.plot()
+    rows = cmp.tests.to_pylist()
+    alpha = 1 - cmp.confidence
+    n_sig = sum(r["p_randomization_adj"] < alpha for r in rows)
+    assert 0 < n_sig < len(rows), "the data should give both kinds"
+    sig = _drawn(fig, "difference-interval-significant").get("differences", [])
+    assert len(sig) == n_sig
+    labels = [t.get_text() for t in _axes(fig, "p-values").get_yticklabels()]
+    assert sum(label.endswith("*") for label in labels) == n_sig
+    for r in rows:
+        assert any(f"{r['mean_diff']:+.3f}" in lab and f"p={r['p_randomization_adj']:.3f}"
+                   in lab for lab in labels), (r, labels)
+
+
+def _tick_values(ax, axis="x"):
+    ax.figure.canvas.draw()
+    ticks = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    return [t.get_text().replace("\u2212", "-") for t in ticks
+            if min(lo, hi) <= (t.get_position()[0] if axis == "x" else t.get_position()[1])
+            <= max(lo, hi)]
+
+
+def test_plot_counts_queries_in_whole_numbers():
+    pytest.importorskip("matplotlib")
+    few = fastndcg.compare(make_log(3, n_systems=2), ["score_a", "score_b"], k=3,
+                           n_resamples=50)
+    fig = few.plot()
+    counts = _axes(fig, "counts")
+    ticks = _tick_values(counts)
+    assert len(ticks) >= 2 and all(t.lstrip("-").isdigit() for t in ticks), ticks
+    row = few.tests.to_pylist()[0]
+    widths = {p.get_gid(): p.get_width() for p in counts.patches}
+    assert widths == {"count-wins": row["wins"], "count-ties": row["ties"],
+                      "count-losses": row["losses"]}
+
+
+def test_plot_segments(result):
+    pytest.importorskip("matplotlib")
+    fig = result.plot()  # with segments: the last measure, one block a segment
+    means = _drawn(fig, "mean-interval")["means"]
+    assert len(means) == 3 * 4 and len({y for y, _, _ in means}) == 12
+    heads = [t.get_text() for t in _axes(fig, "means").get_yticklabels(minor=True)]
+    assert [h.split(":")[0] for h in heads] == [f"market = m{g}" for g in range(4)]
+    n = {r["segment"]: r["n_queries"] for r in result.systems.to_pylist()}
+    assert heads[0] == f"market = m0: {n['m0']} queries"
+    both = result.plot(measure=["ndcg@5", "ndcg@10"])
+    assert len(_drawn(both, "mean-interval")["means"]) == 3 * 4 * 2
+    assert len(_drawn(both, "difference-interval")["differences"]) == 2 * 4 * 2
+    counts = _axes(both, "counts")
+    assert all(t.lstrip("-").isdigit() for t in _tick_values(counts))
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_plot_many_systems_with_long_names_fit():
+    pytest.importorskip("matplotlib")
+    names = {f"{'ranker_with_a_rather_long_configuration_name_' * 2}{i}": f"score_{c}"
+             for i, c in enumerate("abcdef")}
+    names["bm25"] = names.pop(next(iter(names)))
+    names["costs $5 a $1k$ run"] = names.pop(next(iter(names)))  # no mathematics
+    cmp = fastndcg.compare(make_log(60, n_systems=6), names, baseline=next(iter(names)),
+                           k=[5, 10], n_resamples=50)
+    fig = cmp.plot()
+    assert len(_drawn(fig, "mean-interval")["means"]) == 6 * 2
+    from matplotlib.cbook import is_math_text
+    shown = [t.get_text() for t in _axes(fig, "means").get_yticklabels()]
+    assert "costs \\$5 a \\$1k\\$ run" in shown and not any(map(is_math_text, shown))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    from matplotlib.text import Text
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    for t in texts:  # nothing cut off at the figure's edge
+        e = t.get_window_extent(renderer)
+        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 \
+            and e.y1 <= box.y1 + 1, t.get_text()
+    for gid in ("means", "p-values"):  # the rows' labels do not run into one another
+        ax = _axes(fig, gid)
+        labels = [t for t in ax.get_yticklabels() + ax.get_yticklabels(minor=True)
+                  if t.get_text()]
+        extents = [t.get_window_extent(renderer) for t in labels]
+        for i in range(len(extents)):
+            for j in range(i + 1, len(extents)):
+                assert not _overlap(extents[i], extents[j]), (labels[i], labels[j])
+    for t in _axes(fig, "means").get_yticklabels():
+        lines = t.get_text().removesuffix(" (baseline)").split("\n")
+        assert all(len(line) <= 24 for line in lines), t.get_text()
+    for ax in fig.axes:  # titles and axis labels stay over their own panel
+        panel = ax.get_window_extent(renderer)
+        for text in (ax.title, ax.xaxis.label):
+            e = text.get_window_extent(renderer)
+            assert e.x0 >= panel.x0 - 30 and e.x1 <= panel.x1 + 30, text.get_text()
+    titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
+    assert not any(_overlap(a, b) for i, a in enumerate(titles) for b in titles[i + 1:])
+
+
+def test_plot_refuses_a_measure_it_does_not_hold(plain):
+    pytest.importorskip("matplotlib")
     with pytest.raises(ValueError, match="measure='ndcg@7'"):
         plain.plot(measure="ndcg@7")
+    with pytest.raises(TypeError, match="measure must name"):
+        plain.plot(measure=3)
 
 
 # --------------------------------------------------------------------------- bad input
