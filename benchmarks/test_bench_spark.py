@@ -265,7 +265,7 @@ def test_spark_worker_memory_is_flat(benchmark, tmp_path_factory):
     benchmark.group = "spark-memory"
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     _data.describe(benchmark, "peak RSS of a Spark Python worker", "fastndcg", "memory",
-                   peak_rss=peaks, queries={"1x": n, "10x": 10 * n},
+                   worker_peak_rss=peaks, queries={"1x": n, "10x": 10 * n},
                    ratio={c: peaks[f"{c} 10x"] / peaks[f"{c} 1x"] for c in ("path", "dataframe")})
     for c in ("path", "dataframe"):
         print(f"{c}: peak worker RSS {peaks[f'{c} 1x'] / 2**20:.0f} MiB on {n:,} queries, "

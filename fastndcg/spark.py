@@ -75,7 +75,9 @@ from .report import Output, Part, PartWriter, Report, Totals, result_schema
 
 __all__ = ["evaluate", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
-COALESCE_ROWS = 1 << 16  # Spark's Arrow batches are joined to about this many rows
+COALESCE_ROWS = 1 << 16
+"""On the shuffle path, Spark's Arrow batches (10,000 rows by default) are joined
+to about this many rows before they reach the kernels (``batch_rows=``)."""
 
 
 class SparkJobFailed(RuntimeError):

@@ -415,7 +415,7 @@ def spark_targets(entries: list[Entry]) -> list[Target]:
     for case in ("path", "dataframe"):
         t = Target(f"peak RSS of a Spark Python worker, 10× the queries ÷ 1×, {case}", "≤ 1.3×")
         if mem is not None and mem.extra.get("ratio"):
-            peaks = mem.extra["peak_rss"]
+            peaks = mem.extra["worker_peak_rss"]
             r = mem.extra["ratio"][case]
             t.measured = (f"{r:.2f}× ({peaks[case + ' 1x'] / 2**20:,.0f} MiB → "
                           f"{peaks[case + ' 10x'] / 2**20:,.0f} MiB)")
