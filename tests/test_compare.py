@@ -475,12 +475,12 @@ def test_plot_one_interval_a_system_each_on_its_own_row(tmp_path, plain):
     assert len(means) == 3 * 3  # systems x measures, every measure by default
     assert len({y for y, _, _ in means}) == len(means), "two means drawn on one row"
     want = sorted((r["ci_low"], r["ci_high"]) for r in plain.systems.to_pylist())
-    assert sorted((lo, hi) for _, lo, hi in means) == pytest.approx(want)
+    assert np.array(sorted((lo, hi) for _, lo, hi in means)) == pytest.approx(np.array(want))
     diffs = _drawn(fig, "difference-interval")["differences"]
     assert len(diffs) == 2 * 3  # every system but the baseline, each measure
     assert len({y for y, _, _ in diffs}) == len(diffs)
     want = sorted((r["ci_low"], r["ci_high"]) for r in plain.tests.to_pylist())
-    assert sorted((lo, hi) for _, lo, hi in diffs) == pytest.approx(want)
+    assert np.array(sorted((lo, hi) for _, lo, hi in diffs)) == pytest.approx(np.array(want))
     # a difference sits on its system's row of means
     assert {y for y, _, _ in diffs} < {y for y, _, _ in means}
     zero = [ln for ln in _axes(fig, "differences").lines if ln.get_gid() == "zero"]
