@@ -252,7 +252,8 @@ def top_k(buf, stack, lo, n, k, by, scores, labels, tmode, gmode, table):
     count = np.int64(0)
     threshold = np.int64(-1)
     fast = by == BY_SCORE and (tmode == AVERAGE or tmode == STABLE)
-    threshold_score = scores[lo]
+    # scores are read only when ranking by them: by gain they may be a dummy array
+    threshold_score = np.float64(scores[lo]) if fast else np.float64(0.0)
     for i in range(n):
         if threshold >= 0:
             if fast:
@@ -267,7 +268,8 @@ def top_k(buf, stack, lo, n, k, by, scores, labels, tmode, gmode, table):
             _select(buf, count, k - 1, lo, by, scores, labels, tmode, gmode, table)
             count = k
             threshold = buf[k - 1]
-            threshold_score = scores[lo + threshold]
+            if fast:
+                threshold_score = np.float64(scores[lo + threshold])
     if count > k:
         _select(buf, count, k - 1, lo, by, scores, labels, tmode, gmode, table)
     _sort(buf, k, stack, lo, by, scores, labels, tmode, gmode, table)
