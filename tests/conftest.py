@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,18 @@ def trec_eval_bin(tmp_path_factory) -> Path:
         pytest.skip(str(err))
     except BuildFailed as err:
         pytest.skip(f"no C compiler: {err}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels():
+    """Every kernel variant in the compile cache before the first test, compiled by
+    as many processes as there are cores (at most 2) when the cache is cold, as
+    ``fastndcg warmup --jobs`` does in a cluster image: Numba compiles on one core,
+    so a cold suite would otherwise compile every variant one after the other as
+    tests reach them. With a warm cache this loads them (about a second). Tests of
+    compiling itself use caches of their own."""
+    import fastndcg
+    from fastndcg._cache import cache_enabled
+    if not cache_enabled():  # FASTNDCG_CACHE=0: nothing to warm
+        return
+    fastndcg.warmup(jobs=max(1, min(2, os.cpu_count() or 1)))
