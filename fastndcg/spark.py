@@ -30,7 +30,10 @@ batch into the next is carried over, as on one machine; a Python worker holds
 about one batch and one query, never a whole partition. Each task runs one Numba
 thread (Spark runs a task per core) and loads the kernels from the compile cache
 (``FASTNDCG_CACHE_DIR``, a writable directory on each executor; run ``fastndcg
-warmup`` there once, e.g. in the image). Each partition returns its mergeable
+warmup`` there once, e.g. in the image). Spark forks its Python workers from a
+daemon that never loads Numba, so each worker starts its threading layer after
+the fork (OpenMP is not safe to use across a fork), and with one thread a task
+no thread pool is shared between tasks. Each partition returns its mergeable
 totals (and, unless ``per_query=False``, its per-query rows, or the path of the
 Parquet part it wrote), one small row; the driver merges them exactly as the Dask
 path does. A task that dies is retried by Spark: its result replaces nothing, as a
