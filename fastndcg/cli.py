@@ -179,9 +179,9 @@ def _parser() -> _Parser:
     ev.add_argument("--workers", type=_positive, metavar="N",
                     help="run on a local Dask cluster of N worker processes")
     ev.add_argument("--spark", nargs="?", const="local[*]", metavar="MASTER",
-                    help="run on Spark (needs fastndcg[spark]): the input is a table name or "
-                         "a path Spark reads; MASTER defaults to local[*]; --per-query must "
-                         "then be a directory")
+                    help="run on Spark (needs fastndcg[spark]): the input is a table name "
+                         "(shuffled by query) or a Parquet path (read by the executors); "
+                         "MASTER defaults to local[*]; --per-query must then be a directory")
     ev.add_argument("--order-col", metavar="COLUMN",
                     help="with --spark: the column whose order is the input order "
                          "(needed by --ties stable)")

@@ -327,16 +327,19 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
 
     Parameters
     ----------
-    source : a Spark DataFrame, a table name (``spark.table``) or a path Spark reads
-        as Parquet.
+    source : a Spark DataFrame, a table name (``spark.table``), or a Parquet file,
+        directory or glob (local or a URL pyarrow/fsspec reads), which the
+        executors read themselves.
     spark : the SparkSession (default: the active one).
     order : a column whose ascending order is the input order within a query; needed
         by ``ties="stable"`` (Spark keeps no input order), used by no other rule.
     per_query : None (the per-query rows gathered to the driver as a pyarrow Table),
         False (none kept) or a directory the executors write Parquet parts to (on a
         cluster, a path every executor and the driver can reach).
-    partitions : how many partitions the rows are hashed into by query (default:
-        Spark's ``spark.sql.shuffle.partitions``).
+    partitions : a Parquet path: at least this many pieces (of whole row groups) the
+        files are cut into, one task each (default: Spark's default parallelism,
+        the executors' cores); a shuffle: how many partitions the rows are hashed
+        into by query (default: ``spark.sql.shuffle.partitions``).
     batch_rows : Spark's Arrow batches are joined to about this many rows.
     Everything else: as :func:`fastndcg.evaluate`.
 
