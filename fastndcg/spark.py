@@ -63,18 +63,17 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from . import _validate as V
 from . import io
 from .evaluate import finish, id_type
-from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
-                        explain_columns, score_partition)
+from .partition import (OPTION_NAMES, Options, Scorer, check_options, explain_columns,
+                        score_partition)
 from .pieces import PARTITION_ROWS, Context, list_parquet, score_piece, stitch
 from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
-from .report import Output, Part, PartWriter, Report, Totals, result_schema
+from .report import Output, PartWriter, Report, result_schema
 
 __all__ = ["evaluate", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
@@ -142,6 +141,14 @@ def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Recor
             pending, n = [], 0
     if pending:
         yield from pa.Table.from_batches(pending).combine_chunks().to_batches()
+
+
+def _task(opts: Options, schema_out: pa.Schema, output: Output, batch_rows: int) -> _Task:
+    from ._cache import cache_dir
+    where = cache_dir()
+    return _Task(opts, schema_out, output.kind != "none",
+                 output.staging if output.kind == "path" else None, batch_rows,
+                 str(where) if where else None)
 
 
 def _read_task(task_bytes: bytes, pieces_bytes: bytes, qrels_bc):
@@ -217,8 +224,7 @@ def _dataframe(source, spark) -> tuple[Any, str, list[str]]:
         return source, "the Spark DataFrame", []
     if isinstance(source, (str, os.PathLike)):
         text = V.input_path(source, "source")
-        if "://" in text or os.path.exists(text) or text.endswith((".parquet", ".pq")) \
-                or os.sep in text:
+        if _is_path(text):
             if "://" not in text:
                 if not os.path.exists(text) and not any(ch in text for ch in "*?["):
                     raise FileNotFoundError(f"source {text!r} does not exist; check the path")
@@ -272,11 +278,8 @@ def _read(spark, source: str, roles: dict, opts: Options, judged: Qrels | None,
     pieces, schema, describe, _ = list_parquet(source, roles, PARTITION_ROWS, min_pieces=n)
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
                                opts.names, weight=opts.weight, extra=explain_columns(opts))
-    ctx = Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
-                  output.staging if output.kind == "path" else None)
-    from ._cache import cache_dir
-    where = cache_dir()
-    task = _Task(opts, schema_out, ctx.keep, ctx.staging, batch_rows, str(where) if where else None)
+    task = _task(opts, schema_out, output, batch_rows)
+    ctx = Context(opts, list(roles), schema, schema_out, batch_rows, task.keep, task.staging)
     qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
     tasks = sc.parallelize(range(len(pieces)), len(pieces)).mapPartitions(
         _read_task(pickle.dumps(task), pickle.dumps((pieces, ctx)), qrels_bc))
@@ -285,12 +288,20 @@ def _read(spark, source: str, roles: dict, opts: Options, judged: Qrels | None,
     finally:
         if qrels_bc is not None:
             qrels_bc.unpersist()
-    results = [(res, part) for _, res, part in sorted(items, key=lambda r: r[0])]
-    st = stitch(results, opts, judged, output, schema_out)
+    st = stitch(_in_order(items), opts, judged, output, schema_out)
     if not st.ordered:
         for part in st.parts.values():
             part.remove()
         return None
+    return _report(st, opts, output, describe, schema_out)
+
+
+def _in_order(items: list) -> list:
+    """(PartitionResult, Part) of each task's (index, result, part), by index."""
+    return [(res, part) for _, res, part in sorted(items, key=lambda r: r[0])]
+
+
+def _report(st, opts: Options, output: Output, describe: str, schema_out: pa.Schema) -> Report:
     return finish(st.totals(opts.names, opts.weight is not None), st.n_rows, opts, st.seen,
                   st.unjudged, [st.parts[s] for s in sorted(st.parts)], output, describe,
                   schema_out, n_missing=st.n_missing)
@@ -411,11 +422,7 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
                              f"columns {', '.join(map(repr, schema.names))}")
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
                                opts.names, weight=opts.weight, extra=explain_columns(opts))
-    staging = output.staging if output.kind == "path" else None
-    from ._cache import cache_dir
-    where = cache_dir()
-    task = _Task(opts, schema_out, output.kind != "none", staging, batch_rows,
-                 str(where) if where else None)
+    task = _task(opts, schema_out, output, batch_rows)
     sc = spark.sparkContext
     qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
     picked = df.select(*(columns + ([order] if order and order not in columns else [])))
@@ -431,36 +438,7 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
     finally:
         if qrels_bc is not None:
             qrels_bc.unpersist()
-    results: list[tuple[int, PartitionResult, Part]] = [
-        _unpack(pickle.loads(row[payload_col])) for row in rows]
-    results.sort(key=lambda r: r[0])
-    return _merge(results, opts, judged, output, describe, schema_out)
-
-
-def _merge(results: list, opts: Options, judged: Qrels | None, output: Output, describe: str,
-           schema_out: pa.Schema) -> Report:
-    """The partitions' totals and parts as one Report (each query is in one partition)."""
-    totals = Totals.empty(opts.names, weighted=opts.weight is not None)
-    seen = None if judged is None else np.zeros(judged.n_queries, bool)
-    unjudged = []
-    parts = []
-    n_rows = 0
-    for _, res, part in results:
-        totals = totals.merge(res.totals)
-        parts.append(part)
-        n_rows += res.n_rows
-        if res.unjudged is not None:
-            unjudged.append(res.unjudged)
-        if seen is not None and res.seen is not None:
-            seen |= res.seen
-    n_missing = 0
-    if judged is not None:
-        missing = Scorer(opts, judged).missing(seen)
-        n_missing = 0 if missing is None else len(missing.ids)
-        if missing is not None and opts.complete:
-            slot = 2 * len(results) + 1
-            writer = PartWriter(schema_out, output.part_path(slot), keep=output.kind != "none")
-            totals = totals.merge(writer.add(missing))
-            parts.append(writer.close())
-    return finish(totals, n_rows, opts, seen, unjudged, parts, output, describe, schema_out,
-                  n_missing=n_missing)
+    # each query is in one partition: no edges to stitch, only the merge
+    items = [_unpack(pickle.loads(row[payload_col])) for row in rows]
+    return _report(stitch(_in_order(items), opts, judged, output, schema_out), opts, output,
+                   describe, schema_out)
