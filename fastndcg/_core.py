@@ -437,12 +437,6 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
     columns = [unique.index(e) for e in effective]
     want_dcg = want_dcg and bool(cutoffs)
     want_idcg = want_idcg and bool(cutoffs)
-    kmax = unique[-1] if want_dcg else 1
-    if plan.n_measures:
-        kmax = max(kmax, int(np.minimum(np.where(plan.cutoffs < 0, longest, plan.cutoffs),
-                                        longest).max()))
-        if plan.whole:
-            kmax = longest
     labels, ilabels = batch.labels, ideal.labels
     if labels.dtype != ilabels.dtype:  # one label type for both: one compiled variant
         labels, ilabels = labels.astype(np.float64), ilabels.astype(np.float64)
@@ -457,7 +451,7 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
                           F(discounts(max(unique[-1], 1), log_base)), gain.mode, F(gain.table),
                           tmode, F(hist_order(gain, info)),
                           F(work_chunks(batch.offsets, ideal.offsets)), want_dcg, want_idcg,
-                          np.int64(kmax), F(plan.codes), F(plan.cutoffs), F(plan.bits),
+                          F(plan.codes), F(plan.cutoffs), F(plan.bits),
                           np.int64(plan.n_bits), F(plan.n_rel), out_dcg, out_idcg, out_m)
     return (out_dcg[:, columns] if want_dcg else None,
             out_idcg[:, columns] if want_idcg else None,

@@ -25,7 +25,7 @@ from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 
 # kernel name -> the submodule defining it
 _WHERE = {
-    "score_batch": "score", "top_k": "rank", "top_values": "rank",
+    "score_batch": "score", "score_chunk": "score",
     "scan_values": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",

@@ -10,10 +10,6 @@ AVERAGE = 0
 STABLE = 1
 OPTIMISTIC = 2
 PESSIMISTIC = 3
-# what a comparison orders by
-BY_SCORE = 0
-BY_GAIN = 1
-BY_KEY = 2  # the items are packed int64 keys themselves, larger first
 # what scan_values reports, one column each: the first row where ...
 SCAN_NAN_SCORE = 0  # a score is NaN
 SCAN_BAD_LABEL = 1  # a label is NaN or infinite

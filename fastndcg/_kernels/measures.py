@@ -1,13 +1,15 @@
 """Numba kernels: the measures, each an accumulator over a query's ranked summary
 (the second of a query's two steps; :mod:`.rank` makes the summary).
 
-A ranked summary describes the first m ranks of a query in tie groups: the group
-starting at rank r has ``gsize[r]`` members (all of them, also those past the
-cut), gain sum ``ggain[r]`` and ``gcnt[r, b]`` members with flag bit b (relevant
-at a threshold, or judged); with optimistic/pessimistic ties ``rgain[p]`` is the
-gain at rank p. Every accumulator reads only that, so a measure is one small
-function here, dispatched on an integer code at run time: a new set of measures
-compiles nothing new.
+DCG reads the ranked summary of the first m ranks (:func:`.rank.rank_query`:
+the group starting at rank r has ``gsize[r]`` members, also those past the cut,
+and gain sum ``ggain[r]``; with optimistic/pessimistic ties ``rgain[p]`` is the
+gain at rank p). The binary measures read the query's flagged groups
+(:func:`.rank.flagged_groups`: only the tie groups holding a relevant or judged
+item, with their start rank, size and flag counts), which need no ranking of the
+other items, however deep the measure looks. Each measure is one small function
+here, dispatched on an integer code at run time: a new set of measures compiles
+nothing new.
 
 Tie rules, for the binary measures (a flag per item): "average" is the exact
 expected value over all orderings of each tied group (McSherry & Najork, ECIR
@@ -22,13 +24,12 @@ import numpy as np
 
 
 from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R,
-                    M_RPREC, M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC, STABLE, TABLE)
-from .codes import BY_GAIN
-from .rank import gain_value, top_k, top_values
+                    M_RPREC, M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
+from .rank import gain_value, select_top
 from ._jit import kernel
 
 
-@kernel(inline="always")
+@kernel
 def _record(acc, rank, ks, j, out, q):
     """Store ``acc`` for every cutoff equal to ``rank``; returns the next cutoff index."""
     while j < len(ks) and ks[j] == rank:
@@ -37,23 +38,18 @@ def _record(acc, rank, ks, j, out, q):
     return j
 
 
-@kernel(inline="always")
+@kernel
 def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
     """DCG at every cutoff in ``ks`` (sorted, unique) from the ranked summary: each
     rank of a tie group carries the group's mean gain ("average"; single ranks for
-    "stable"), or the gain of the rank ("optimistic"/"pessimistic"). The next
-    cutoff is kept in a register."""
+    "stable"), or the gain of the rank ("optimistic"/"pessimistic")."""
     j = np.int64(0)
-    nk = len(ks)
-    nxt = ks[0]
     acc = 0.0
+    m = min(m, ks[len(ks) - 1])  # ranks past the deepest cutoff (ranked for other measures)
     if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
         for p in range(m):
             acc += rgain[p] * disc[p]
-            if p + 1 == nxt:
-                out[q, j] = acc
-                j += 1
-                nxt = ks[j] if j < nk else -1
+            j = _record(acc, p + 1, ks, j, out, q)
     else:
         r = np.int64(0)
         while r < m:
@@ -62,94 +58,47 @@ def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
             e = min(r + size, m)
             for p in range(r, e):
                 acc += mean * disc[p]
-                if p + 1 == nxt:
-                    out[q, j] = acc
-                    j += 1
-                    nxt = ks[j] if j < nk else -1
+                j = _record(acc, p + 1, ks, j, out, q)
             r = e
-    while j < nk:
+    while j < len(ks):
         out[q, j] = acc
         j += 1
 
 
-@kernel(inline="always")
-def _walk_ranks(q, m, ks, disc, rgain, out):
-    """DCG at every cutoff from the gains by rank ``rgain[0:m]``."""
-    j = np.int64(0)
-    nk = len(ks)
-    nxt = ks[0]
-    acc = 0.0
-    for p in range(m):
-        acc += rgain[p] * disc[p]
-        if p + 1 == nxt:
-            out[q, j] = acc
-            j += 1
-            nxt = ks[j] if j < nk else -1
-    while j < nk:
-        out[q, j] = acc
-        j += 1
-
-
-@kernel(inline="always")
-def idcg_one(q, lo, n, ks, disc, scores, labels, gmode, table, hist_order, counts,
-             buf, stack, top_l, rgain, out):
+@kernel
+def idcg_query(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, top, gains, out):
     """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n (the ideal
     ranking: gains descending, so ties in gain do not matter).
 
     With ``hist_order`` non-empty (labels are integers 0..L-1; hist_order lists the
-    label values by gain, highest first) labels are counted instead of selected.
-    """
+    label values by gain, highest first) labels are counted, then the counts are
+    walked in gain order; otherwise the top gains are selected
+    (:func:`.rank.select_top`; ``top`` and ``gains`` are float64 scratch)."""
     j = np.int64(0)
     acc = 0.0
-    kmax = ks[len(ks) - 1]
-    if len(hist_order) > 0 and n < 256 and len(hist_order) <= 8:
-        # eight 8-bit counters in one register (no store-to-load chains), then
-        # the gains by rank, then one walk
-        word = np.uint64(0)
-        for i in range(lo, lo + n):
-            word += np.uint64(1) << np.uint64(8 * int(labels[i]))
-        m = min(kmax, n)
-        p = np.int64(0)
-        for label in hist_order:
-            c = np.int64((word >> np.uint64(8 * label)) & np.uint64(255))
-            g = gain_value(label, gmode, table)
-            e = min(p + c, m)
-            for r in range(p, e):
-                rgain[r] = g
-            p = e
-        _walk_ranks(q, m, ks, disc, rgain, out)
-        return
+    m = min(ks[len(ks) - 1], n)
     if len(hist_order) > 0:
-        counts[:] = 0
+        for label in hist_order:
+            counts[label] = 0
         for i in range(lo, lo + n):
             counts[int(labels[i])] += 1
         p = np.int64(0)
         for label in hist_order:
-            c = counts[label]
-            if c == 0:
-                continue
-            g = gain_value(label, gmode, table)
-            while c > 0 and p < kmax:
-                acc += g * disc[p]
-                p += 1
-                c -= 1
-                j = _record(acc, p, ks, j, out, q)
-            if p >= kmax:
+            if p >= m:
                 break
-    else:
-        m = -1
-        if gmode != TABLE and min(kmax, n) <= len(top_l):
-            # monotone gains rank like the labels themselves: select label values
-            m = top_values(labels, lo, n, kmax, top_l)
-        by_value = m >= 0
-        if not by_value:
-            # BY_GAIN reads labels only: scores are passed so that this call
-            # shares its compiled specialisation with the ranking's
-            m = top_k(buf, stack, lo, n, kmax, np.int64(BY_GAIN), scores, labels,
-                      np.int64(STABLE), gmode, table)
+            e = min(p + counts[label], m)
+            if e > p:
+                g = gain_value(label, gmode, table)
+                for r in range(p, e):
+                    acc += g * disc[r]
+                    j = _record(acc, r + 1, ks, j, out, q)
+                p = e
+    elif m > 0:
+        for i in range(n):
+            gains[i] = gain_value(labels[lo + i], gmode, table)
+        select_top(gains, 0, n, m, top)
         for p in range(m):
-            label = top_l[p] if by_value else labels[lo + buf[p]]
-            acc += gain_value(label, gmode, table) * disc[p]
+            acc += top[p] * disc[p]
             j = _record(acc, p + 1, ks, j, out, q)
     while j < len(ks):
         out[q, j] = acc
@@ -157,17 +106,23 @@ def idcg_one(q, lo, n, ks, disc, scores, labels, gmode, table, hist_order, count
 
 
 # --------------------------------------------------------------------------- binary measures
-# t: the ranks looked at (t <= m); b: the flag bit; groups are walked by their start rank.
+# They read a query's *flagged groups* (:func:`.rank.flagged_groups`): the tie groups
+# holding a flagged item, in rank order; entry e starts at rank estart[e] (0-based),
+# has esize[e] members and ecnt[e, b] of them with flag bit b. Groups without a
+# flagged item add nothing to these measures, so they are not listed.
+# t: the ranks looked at; b: the flag bit.
 
 
 @kernel
-def count_top(t, b, tmode, gsize, gcnt):
+def count_top(t, b, tmode, n_e, estart, esize, ecnt):
     """Flagged items in the top t ranks: expected ("average"), or exact."""
     total = 0.0
-    r = np.int64(0)
-    while r < t:
-        s = gsize[r]
-        c = gcnt[r, b]
+    for e in range(n_e):
+        r = estart[e]
+        if r >= t:
+            break
+        s = esize[e]
+        c = ecnt[e, b]
         inside = min(r + s, t) - r
         if tmode == OPTIMISTIC:
             total += min(c, inside)
@@ -175,29 +130,29 @@ def count_top(t, b, tmode, gsize, gcnt):
             total += max(0, inside - (s - c))
         else:
             total += c * inside / s
-        r += s
     return total
 
 
 @kernel
-def _first_flagged(t, b, gsize, gcnt):
-    """Start rank of the first group before rank t with a flagged member, or -1."""
-    r = np.int64(0)
-    while r < t:
-        if gcnt[r, b] > 0:
-            return r
-        r += gsize[r]
-    return np.int64(-1)
+def _first_flagged(t, b, n_e, estart, ecnt):
+    """The first entry starting before rank t with a member flagged at bit b, or -1."""
+    for e in range(n_e):
+        if estart[e] >= t:
+            break
+        if ecnt[e, b] > 0:
+            return e
+    return -1
 
 
 @kernel
-def success(t, b, tmode, gsize, gcnt):
+def success(t, b, tmode, n_e, estart, esize, ecnt):
     """1 if a flagged item is in the top t (its probability, for "average")."""
-    r = _first_flagged(t, b, gsize, gcnt)
-    if r < 0:
+    e = _first_flagged(t, b, n_e, estart, ecnt)
+    if e < 0:
         return 0.0
-    s = gsize[r]
-    c = gcnt[r, b]
+    r = estart[e]
+    s = esize[e]
+    c = ecnt[e, b]
     if tmode == OPTIMISTIC:
         return 1.0
     if tmode == PESSIMISTIC:
@@ -212,15 +167,16 @@ def success(t, b, tmode, gsize, gcnt):
 
 
 @kernel
-def reciprocal_rank(t, b, tmode, gsize, gcnt):
+def reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt):
     """1 / rank of the first flagged item when that rank is <= t, else 0 (for
     "average": its expectation; the first flagged member of a group of s with c
     flagged is at position j with probability C(s-j, c-1) / C(s, c))."""
-    r = _first_flagged(t, b, gsize, gcnt)
-    if r < 0:
+    e = _first_flagged(t, b, n_e, estart, ecnt)
+    if e < 0:
         return 0.0
-    s = gsize[r]
-    c = gcnt[r, b]
+    r = estart[e]
+    s = esize[e]
+    c = ecnt[e, b]
     if tmode == OPTIMISTIC:
         return 1.0 / (r + 1)
     if tmode == PESSIMISTIC:
@@ -238,17 +194,19 @@ def reciprocal_rank(t, b, tmode, gsize, gcnt):
 
 
 @kernel
-def precision_sum(t, b, tmode, gsize, gcnt):
+def precision_sum(t, b, tmode, n_e, estart, esize, ecnt):
     """The sum of the precisions at the ranks <= t of flagged items (AP's numerator).
     For "average", a group at ranks a+1..a+s with c flagged members after C
     flagged items adds, at each position j, E[flag_j (C + flags up to j)] / (a + j)
     = [(C + 1) c / s + (j - 1) c (c - 1) / (s (s - 1))] / (a + j)."""
     total = 0.0
     before = np.int64(0)
-    r = np.int64(0)
-    while r < t:
-        s = gsize[r]
-        c = gcnt[r, b]
+    for e in range(n_e):
+        r = estart[e]
+        if r >= t:
+            break
+        s = esize[e]
+        c = ecnt[e, b]
         if c > 0:
             if tmode == OPTIMISTIC:
                 for i in range(1, c + 1):
@@ -269,38 +227,37 @@ def precision_sum(t, b, tmode, gsize, gcnt):
                         break
                     total += (first + (j - 1) * pair) / (r + j)
         before += c
-        r += s
     return total
 
 
 @kernel
-def measure_value(code, k, b, tmode, m, n, n_rel, gsize, gcnt):
-    """One binary measure of one query. ``k``: the cutoff (-1: the whole list);
-    ``n_rel``: R, the relevant judged documents of the query at this threshold.
-    Denominators as trec_eval: P@k divides by k, Judged@k by min(k, n) (ir_measures), recall, AP and
-    R-precision by R (0 when R is 0)."""
+def measure_value(code, k, b, tmode, n, n_rel, n_e, estart, esize, ecnt):
+    """One binary measure of one query of n items. ``k``: the cutoff (-1: the whole
+    list); ``n_rel``: R, the relevant judged documents of the query at this
+    threshold. Denominators as trec_eval: P@k divides by k, Judged@k by min(k, n)
+    (ir_measures), recall, AP and R-precision by R (0 when R is 0)."""
     t = n if k < 0 else min(k, n)
     if code == M_NUM_RET:
         return float(n)
     if code == M_NUM_REL:
         return float(n_rel)
     if code == M_NUM_REL_RET:
-        return count_top(n, b, tmode, gsize, gcnt)
+        return count_top(n, b, tmode, n_e, estart, esize, ecnt)
     if code == M_JUDGED:  # of the ranks there are, as ir_measures
-        return count_top(t, b, tmode, gsize, gcnt) / t if t > 0 else 0.0
+        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / t if t > 0 else 0.0
     if code == M_P:
         d = n if k < 0 else k
-        return count_top(t, b, tmode, gsize, gcnt) / d if d > 0 else 0.0
+        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / d if d > 0 else 0.0
     if code == M_SUCCESS:
-        return success(t, b, tmode, gsize, gcnt)
+        return success(t, b, tmode, n_e, estart, esize, ecnt)
     if code == M_RR:
-        return reciprocal_rank(t, b, tmode, gsize, gcnt)
+        return reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt)
     if n_rel <= 0:
         return 0.0
     if code == M_R:
-        return count_top(t, b, tmode, gsize, gcnt) / n_rel
+        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_AP:
-        return precision_sum(t, b, tmode, gsize, gcnt) / n_rel
+        return precision_sum(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_RPREC:
-        return count_top(min(n_rel, n), b, tmode, gsize, gcnt) / n_rel
+        return count_top(min(n_rel, n), b, tmode, n_e, estart, esize, ecnt) / n_rel
     return np.nan

@@ -1,0 +1,62 @@
+"""Running a kernel over chunks of queries on several threads (plain Python).
+
+The kernels are compiled with ``nogil=True``, so Python threads run them truly
+in parallel; a chunk is the unit of work (:func:`fastndcg._core.work_chunks`
+balances them by rows). This replaces Numba's ``parallel=True`` for the scoring
+kernels: a parallel loop is typed and lowered a second time as a gufunc, which
+cost several seconds of compiling per variant, while one thread per core pulling
+chunks costs a few microseconds a call. The thread count is Numba's
+(``numba.set_num_threads``, ``NUMBA_NUM_THREADS``), so Dask and Spark workers that
+set it keep controlling it. Results do not depend on the thread count: each
+chunk writes its own queries' rows.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
+def _executor(n: int) -> ThreadPoolExecutor:
+    """A process-wide pool of at least ``n`` threads (a new one after a fork:
+    a forked child has none of its parent's threads)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid() or _pool._max_workers < n:
+            _pool = ThreadPoolExecutor(max_workers=max(n, os.cpu_count() or 1),
+                                       thread_name_prefix="fastndcg")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def run_chunks(n_chunks: int, work: Callable[[int], None]) -> None:
+    """``work(c)`` for every chunk c in range(n_chunks), on up to Numba's thread
+    count of threads (the calling thread is one of them)."""
+    import numba
+
+    n_threads = min(n_chunks, numba.get_num_threads())
+    if n_threads <= 1:
+        for c in range(n_chunks):
+            work(c)
+        return
+    counter = iter(range(n_chunks))  # next() on a range iterator is atomic under the GIL
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                c = next(counter, None)
+            if c is None:
+                return
+            work(c)
+
+    futures = [_executor(n_threads - 1).submit(worker) for _ in range(n_threads - 1)]
+    worker()
+    for f in futures:
+        f.result()
