@@ -44,6 +44,9 @@ class WarmupReport:
     cache_dir : the cache directory.
     portable : whether the code is for a generic CPU (``--portable``).
     names : what each step covered, in order.
+    compile_s : CPU seconds spent compiling (0 when everything came from the cache).
+    variants : the variants compiled now, slowest first: (function, argument types,
+        CPU seconds of its own compile, without the functions it calls).
     """
     steps: int
     compiled: int  # variants compiled now (the rest were loaded from the cache)
@@ -53,12 +56,70 @@ class WarmupReport:
     cache_dir: str
     portable: bool
     names: list = field(default_factory=list)
+    compile_s: float = 0.0
+    variants: list = field(default_factory=list)
 
     def describe(self) -> str:
         kind = "portable (generic CPU)" if self.portable else "for this CPU"
-        return (f"{self.compiled} kernel variants compiled, {self.loaded} loaded from the "
+        text = (f"{self.compiled} kernel variants compiled, {self.loaded} loaded from the "
                 f"cache, in {self.wall_s:.1f} s ({self.cpu_s:.1f} s of CPU); code {kind} in "
                 f"{self.cache_dir}")
+        if self.variants:
+            name, sig, sec = self.variants[0]
+            text += (f"\ncompiling took {self.compile_s:.1f} s of CPU; the slowest function: "
+                     f"{name} ({sec:.1f} s)")
+        return text
+
+
+class CompileClock:
+    """CPU seconds Numba spends compiling each function variant, measured from its
+    compile events while active (a context manager); a variant's own time excludes
+    the functions it calls that were compiled meanwhile.
+
+    >>> with CompileClock() as clock:
+    ...     pass
+    >>> clock.total()
+    0.0
+    """
+
+    def __init__(self):
+        self.own: dict = {}  # (function, signature) -> CPU seconds
+        self._stack: list = []
+
+    def __enter__(self):
+        from numba.core import event
+
+        clock = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                d = ev.data["dispatcher"]
+                clock._stack.append([d.py_func.__qualname__, str(ev.data.get("args", "")),
+                                     time.process_time(), 0.0])
+
+            def on_end(self, ev):
+                name, sig, t0, inner = clock._stack.pop()
+                spent = time.process_time() - t0
+                key = (name, sig)
+                clock.own[key] = clock.own.get(key, 0.0) + spent - inner
+                if clock._stack:
+                    clock._stack[-1][3] += spent
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+
+    def total(self) -> float:
+        return sum(self.own.values())
+
+    def variants(self) -> list:
+        """(function, signature, seconds), slowest first."""
+        return sorted(((n, s, t) for (n, s), t in self.own.items()), key=lambda v: -v[2])
 
 
 def _batch(n_q: int, per: int, seed: int):
@@ -221,16 +282,20 @@ def warmup(*, portable: bool = False, progress: bool = False, jobs: int = 1,
             stream.flush()
 
     if jobs == 1:
-        for i, (what, run) in enumerate(steps):
-            draw(i, what)
-            run()
+        with CompileClock() as clock:
+            for i, (what, run) in enumerate(steps):
+                draw(i, what)
+                run()
         m1, h1 = _counts()
         cpu = time.process_time() - c0
+        own = clock.own
     else:
-        m1, h1, cpu = _in_processes(steps, jobs, draw)
+        m1, h1, cpu, own = _in_processes(steps, jobs, draw)
         m1, h1, cpu = m0 + m1, h0 + h1, cpu + time.process_time() - c0
+    variants = sorted(((n, s, t) for (n, s), t in own.items()), key=lambda v: -v[2])
     report = WarmupReport(len(steps), m1 - m0, h1 - h0, time.perf_counter() - t0, cpu,
-                          _jit.cache_path(), _jit.portable_active(), [w for w, _ in steps])
+                          _jit.cache_path(), _jit.portable_active(), [w for w, _ in steps],
+                          sum(own.values()), variants)
     if progress:
         stream.write(f"\r[{'#' * 20}] {len(steps)}/{len(steps)} {'done':<48}\n")
         stream.flush()
@@ -241,14 +306,16 @@ _STEP_CODE = """
 import importlib, json, sys
 W = importlib.import_module("fastndcg.warmup")  # the module (the package's name is the function)
 what, run = W._steps()[int(sys.argv[1])]
-run()
+with W.CompileClock() as clock:
+    run()
 misses, hits = W._counts()
-print(json.dumps({"misses": misses, "hits": hits}))
+print(json.dumps({"misses": misses, "hits": hits, "own": [[n, s, t] for (n, s), t in clock.own.items()]}))
 """
 
 
-def _in_processes(steps, jobs: int, draw) -> tuple[int, int, float]:
-    """Each step in a fresh process, ``jobs`` at a time; (misses, hits, CPU s)."""
+def _in_processes(steps, jobs: int, draw) -> tuple[int, int, float, dict]:
+    """Each step in a fresh process, ``jobs`` at a time; (misses, hits, CPU s, the
+    compile seconds of each variant compiled)."""
     import json
     import resource
     import subprocess
@@ -259,6 +326,7 @@ def _in_processes(steps, jobs: int, draw) -> tuple[int, int, float]:
     pending = list(range(len(steps)))
     running: dict = {}
     misses = hits = done = 0
+    own: dict = {}
     while pending or running:
         while pending and len(running) < jobs:
             i = pending.pop(0)
@@ -280,11 +348,13 @@ def _in_processes(steps, jobs: int, draw) -> tuple[int, int, float]:
         counts = json.loads(out.strip().splitlines()[-1])
         misses += counts["misses"]
         hits += counts["hits"]
+        for name, sig, sec in counts["own"]:
+            own[(name, sig)] = own.get((name, sig), 0.0) + sec
         done += 1
         draw(done, steps[i][0])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return misses, hits, cpu
+    return misses, hits, cpu, own
 
 
 def _mark_portable() -> None:

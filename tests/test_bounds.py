@@ -4,9 +4,10 @@ An out-of-bounds read returns garbage or, when the address is unmapped, crashes
 the process; neither shows in an ordinary run. ``NUMBA_BOUNDSCHECK=1`` compiles
 the kernels with a check on every index (an IndexError instead), so a subprocess
 with a fresh compile cache runs the public functions on shapes that take every
-ranking path: short and long lists, cutoffs below and above the value fast path
-(64 ranks), labels counted or selected, gain tables, every tie rule, and
-``idcg``, whose scores are an empty placeholder (it once read them). Heavy: the
+ranking path: short and long lists, cutoffs below and above the insertion path
+(32 ranks), labels counted or selected, gain tables, every tie rule, the binary
+measures' flagged groups (one score for all, too), and ``idcg``, whose scores
+are an empty placeholder (it once read them). Heavy: the
 checked kernels compile from scratch (a minute or two), so it runs with
 ``FASTNDCG_BOUNDSCHECK=1 python -m pytest tests/test_bounds.py``.
 """
@@ -46,6 +47,10 @@ for offsets, cut in ((mixed, slice(0, n)), (np.array([0, 1000]), last)):  # + on
                 fastndcg.dcg(scores[cut], lab, offsets, k=k, ties=ties, gain="linear")
         fastndcg.ndcg(scores[cut], labels[cut], offsets, k=k, gain=[0, 1, 3, 7, 15])
         fastndcg.idcg(labels[cut], offsets, k=k, gain=[0, 1, 3, 7, 15])
+    for ties in ("average", "stable", "optimistic", "pessimistic"):  # the flagged groups
+        fastndcg.measure(scores[cut], labels[cut], offsets, ties=ties,
+                         measure="AP RR P@5 R@100 Rprec Success@3 NumRelRet AP(rel=3) nDCG")
+        fastndcg.measure(scores[cut] * 0, labels[cut], offsets, ties=ties, measure="AP RR@10")
 print("checked")
 """
 

@@ -49,7 +49,7 @@ report = {{
 import numpy as np
 out = fastndcg.ndcg(np.array({SCORES!r}), np.array({LABELS!r}), np.array({OFFSETS!r}),
                     k=[1, 3])
-batch = score.score_chunk
+batch = measures.dcg_chunk
 report.update(
     result=[[float(v).hex() for v in row] for row in out],
     files_after_call={{d: files(d) for d in dirs}},
@@ -57,7 +57,7 @@ report.update(
     cache_path=batch.stats.cache_path,
     cache_hits=sum(batch.stats.cache_hits.values()),
     cache_misses=sum(batch.stats.cache_misses.values()),
-    kernel_file=score.__file__,
+    kernel_file=measures.__file__,
 )
 print("REPORT " + json.dumps(report))
 """

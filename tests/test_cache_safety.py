@@ -36,7 +36,7 @@ from fastndcg._kernels import _jit, scan
 s = np.array([0.5, np.nan, 2.0, -1.0, 3.0, np.nan], dtype=sys.argv[1])
 l = np.array([1, 0, 2, -1, 1, 2], dtype=sys.argv[2])
 first, lo, hi = scan.scan_values(C.frozen(s), C.frozen(l), 2)
-d = scan.scan_values
+d = scan.scan_chunk
 big = np.iinfo(np.int64).max
 first = np.where(first < 0, big, first).min(axis=0)  # over the chunks
 print("REPORT " + json.dumps({

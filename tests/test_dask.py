@@ -164,7 +164,7 @@ def _signatures() -> tuple:
     """On a worker: the compiled specialisations of the main kernel, the dispatcher's
     identity and the worker's pid."""
     from fastndcg import _kernels
-    return len(_kernels.score_chunk.signatures), id(_kernels.score_chunk), os.getpid()
+    return len(_kernels.dcg_chunk.signatures), id(_kernels.dcg_chunk), os.getpid()
 
 
 # --------------------------------------------------------------------------- data

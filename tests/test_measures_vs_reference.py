@@ -141,6 +141,6 @@ def test_one_ranking_any_measure_set_compiles_nothing_new():
     from fastndcg import _kernels as K
     s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
     fastndcg.measure(s, r, o, measure="nDCG@3 AP")
-    before = len(K.score_chunk.signatures)
+    before = len(K.measures_chunk.signatures)
     fastndcg.measure(s, r, o, measure="P@1 RR(rel=2) Rprec NumRelRet R@2 Success@1")
-    assert len(K.score_chunk.signatures) == before
+    assert len(K.measures_chunk.signatures) == before

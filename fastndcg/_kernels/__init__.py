@@ -25,8 +25,9 @@ from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 
 # kernel name -> the submodule defining it
 _WHERE = {
-    "score_batch": "score", "score_chunk": "score",
-    "scan_values": "scan",
+    "score_batch": "score", "dcg_chunk": "measures", "idcg_chunk": "measures",
+    "measures_chunk": "measures",
+    "scan_values": "scan", "scan_chunk": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs",

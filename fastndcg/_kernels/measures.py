@@ -23,13 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R,
-                    M_RPREC, M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
-from .rank import gain_value, select_top
+from .codes import (AVERAGE, M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R,
+                    M_RPREC, M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC, STABLE)
+from .rank import INSERT_MAX, flagged_groups, gain_value, rank_query, rank_short, select_top
 from ._jit import kernel
 
 
-@kernel
+@kernel(_nrt=False)
 def _record(acc, rank, ks, j, out, q):
     """Store ``acc`` for every cutoff equal to ``rank``; returns the next cutoff index."""
     while j < len(ks) and ks[j] == rank:
@@ -38,71 +38,89 @@ def _record(acc, rank, ks, j, out, q):
     return j
 
 
-@kernel
-def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
-    """DCG at every cutoff in ``ks`` (sorted, unique) from the ranked summary: each
-    rank of a tie group carries the group's mean gain ("average"; single ranks for
+@kernel(_nrt=False)
+def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top, gstart,
+              gfill, gsize, ggain, rgain, out):
+    """DCG at every cutoff in ``ks`` (sorted, unique) of queries q0:q1: each query is
+    ranked down to the deepest cutoff (:func:`.rank.rank_short` or
+    :func:`.rank.rank_query`), then its ranked summary is walked once: each rank of
+    a tie group carries the group's mean gain ("average"; single ranks for
     "stable"), or the gain of the rank ("optimistic"/"pessimistic")."""
-    j = np.int64(0)
-    acc = 0.0
-    m = min(m, ks[len(ks) - 1])  # ranks past the deepest cutoff (ranked for other measures)
-    if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
-        for p in range(m):
-            acc += rgain[p] * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    else:
-        r = np.int64(0)
-        while r < m:
-            size = gsize[r]
-            mean = ggain[r] / size
-            e = min(r + size, m)
-            for p in range(r, e):
-                acc += mean * disc[p]
+    kdeep = ks[len(ks) - 1]
+    short = tmode == AVERAGE or tmode == STABLE
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        m = min(kdeep, n)
+        if m > 0 and m <= INSERT_MAX and short:
+            rank_short(lo, n, m, scores, labels, tmode, gmode, table, gfill, gsize, ggain)
+        elif m > 0:
+            rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill,
+                       gsize, ggain, rgain)
+        j = np.int64(0)
+        acc = 0.0
+        if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
+            for p in range(m):
+                acc += rgain[p] * disc[p]
                 j = _record(acc, p + 1, ks, j, out, q)
-            r = e
-    while j < len(ks):
-        out[q, j] = acc
-        j += 1
+        else:
+            r = np.int64(0)
+            while r < m:
+                size = gsize[r]
+                mean = ggain[r] / size
+                e = min(r + size, m)
+                for p in range(r, e):
+                    acc += mean * disc[p]
+                    j = _record(acc, p + 1, ks, j, out, q)
+                r = e
+        while j < len(ks):
+            out[q, j] = acc
+            j += 1
 
 
-@kernel
-def idcg_query(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, top, gains, out):
-    """IDCG at every cutoff in ``ks`` of the labels at rows lo:lo+n (the ideal
-    ranking: gains descending, so ties in gain do not matter).
+@kernel(_nrt=False)
+def idcg_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, hist_order, counts, top,
+               gains, out):
+    """IDCG at every cutoff in ``ks`` of queries q0:q1 (the ideal ranking: gains
+    descending, so ties in gain do not matter).
 
     With ``hist_order`` non-empty (labels are integers 0..L-1; hist_order lists the
-    label values by gain, highest first) labels are counted, then the counts are
-    walked in gain order; otherwise the top gains are selected
+    label values by gain, highest first) a query's labels are counted, then the
+    counts are walked in gain order; otherwise its top gains are selected
     (:func:`.rank.select_top`; ``top`` and ``gains`` are float64 scratch)."""
-    j = np.int64(0)
-    acc = 0.0
-    m = min(ks[len(ks) - 1], n)
-    if len(hist_order) > 0:
-        for label in hist_order:
-            counts[label] = 0
-        for i in range(lo, lo + n):
-            counts[int(labels[i])] += 1
-        p = np.int64(0)
-        for label in hist_order:
-            if p >= m:
-                break
-            e = min(p + counts[label], m)
-            if e > p:
-                g = gain_value(label, gmode, table)
-                for r in range(p, e):
-                    acc += g * disc[r]
-                    j = _record(acc, r + 1, ks, j, out, q)
-                p = e
-    elif m > 0:
-        for i in range(n):
-            gains[i] = gain_value(labels[lo + i], gmode, table)
-        select_top(gains, 0, n, m, top)
-        for p in range(m):
-            acc += top[p] * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    while j < len(ks):
-        out[q, j] = acc
-        j += 1
+    kdeep = ks[len(ks) - 1]
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        j = np.int64(0)
+        acc = 0.0
+        m = min(kdeep, n)
+        if len(hist_order) > 0:
+            for label in hist_order:
+                counts[label] = 0
+            for i in range(lo, lo + n):
+                counts[int(labels[i])] += 1
+            p = np.int64(0)
+            for label in hist_order:
+                if p >= m:
+                    break
+                e = min(p + counts[label], m)
+                if e > p:
+                    g = gain_value(np.float64(label), gmode, table)
+                    for r in range(p, e):
+                        acc += g * disc[r]
+                        j = _record(acc, r + 1, ks, j, out, q)
+                    p = e
+        elif m > 0:
+            for i in range(n):
+                gains[i] = gain_value(np.float64(labels[lo + i]), gmode, table)
+            select_top(gains, np.int64(0), n, m, top)
+            for p in range(m):
+                acc += top[p] * disc[p]
+                j = _record(acc, p + 1, ks, j, out, q)
+        while j < len(ks):
+            out[q, j] = acc
+            j += 1
 
 
 # --------------------------------------------------------------------------- binary measures
@@ -113,7 +131,7 @@ def idcg_query(q, lo, n, ks, disc, labels, gmode, table, hist_order, counts, top
 # t: the ranks looked at; b: the flag bit.
 
 
-@kernel
+@kernel(_nrt=False)
 def count_top(t, b, tmode, n_e, estart, esize, ecnt):
     """Flagged items in the top t ranks: expected ("average"), or exact."""
     total = 0.0
@@ -133,7 +151,7 @@ def count_top(t, b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel
+@kernel(_nrt=False)
 def _first_flagged(t, b, n_e, estart, ecnt):
     """The first entry starting before rank t with a member flagged at bit b, or -1."""
     for e in range(n_e):
@@ -144,7 +162,7 @@ def _first_flagged(t, b, n_e, estart, ecnt):
     return -1
 
 
-@kernel
+@kernel(_nrt=False)
 def success(t, b, tmode, n_e, estart, esize, ecnt):
     """1 if a flagged item is in the top t (its probability, for "average")."""
     e = _first_flagged(t, b, n_e, estart, ecnt)
@@ -166,7 +184,7 @@ def success(t, b, tmode, n_e, estart, esize, ecnt):
     return 1.0 - none
 
 
-@kernel
+@kernel(_nrt=False)
 def reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt):
     """1 / rank of the first flagged item when that rank is <= t, else 0 (for
     "average": its expectation; the first flagged member of a group of s with c
@@ -193,7 +211,7 @@ def reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel
+@kernel(_nrt=False)
 def precision_sum(t, b, tmode, n_e, estart, esize, ecnt):
     """The sum of the precisions at the ranks <= t of flagged items (AP's numerator).
     For "average", a group at ranks a+1..a+s with c flagged members after C
@@ -230,7 +248,7 @@ def precision_sum(t, b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel
+@kernel(_nrt=False)
 def measure_value(code, k, b, tmode, n, n_rel, n_e, estart, esize, ecnt):
     """One binary measure of one query of n items. ``k``: the cutoff (-1: the whole
     list); ``n_rel``: R, the relevant judged documents of the query at this
@@ -261,3 +279,20 @@ def measure_value(code, k, b, tmode, n, n_rel, n_e, estart, esize, ecnt):
     if code == M_RPREC:
         return count_top(min(n_rel, n), b, tmode, n_e, estart, esize, ecnt) / n_rel
     return np.nan
+
+
+@kernel(_nrt=False)
+def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel, uval,
+                   ints, ecnt, out):
+    """The binary measures of queries q0:q1: each query's flagged groups
+    (:func:`.rank.flagged_groups`), then measure j (code ``mcode[j]``, cutoff
+    ``mk[j]``, flag bit ``mbit[j]``) into out[q, j]."""
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        n_e = flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[4], ints[5],
+                             ints[6], ints[7], ints[8], ints[9], ints[10], ecnt)
+        for j in range(len(mcode)):
+            b = mbit[j]
+            out[q, j] = measure_value(mcode[j], mk[j], b, tmode, n, n_rel[q, b] if nb > 0 else 0,
+                                      n_e, ints[9], ints[10], ecnt)

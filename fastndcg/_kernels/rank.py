@@ -57,10 +57,11 @@ INSERT_MAX = 32  # cuts this shallow keep their top values by insertion; deeper 
 FIND_LINEAR = 8  # up to this many groups a row's group is found by a linear scan
 
 
-@kernel
+@kernel(_nrt=False)
 def gain_value(r, gmode, table):
-    """Gain of label ``r``: 2**r - 1, r, or table[r]. For exp2, ``table`` holds
-    2**i - 1 for i = 0, 1, ...: integer labels are looked up (exact), others use pow."""
+    """Gain of label ``r`` (callers pass a float64: one compiled variant): 2**r - 1,
+    r, or table[r]. For exp2, ``table`` holds 2**i - 1 for i = 0, 1, ...: integer
+    labels are looked up (exact), others use pow."""
     if gmode == EXP2:
         if 0 <= r < len(table):
             ri = int(r)
@@ -72,7 +73,7 @@ def gain_value(r, gmode, table):
     return table[int(r)]
 
 
-@kernel
+@kernel(_nrt=False)
 def sift_min(h, size, root):
     """Restore the min-heap h[0:size] below ``root``."""
     x = h[root]
@@ -89,15 +90,15 @@ def sift_min(h, size, root):
     h[root] = x
 
 
-@kernel
+@kernel(_nrt=False)
 def heap_desc(h, size):
     """Sort h[0:size], a min-heap, descending (each smallest goes to the end)."""
     for end in range(size - 1, 0, -1):
         h[0], h[end] = h[end], h[0]
-        sift_min(h, end, 0)
+        sift_min(h, end, np.int64(0))
 
 
-@kernel
+@kernel(_nrt=False)
 def sort_desc(h):
     """Sort h descending (heapsort: O(n log n) whatever the input, no recursion)."""
     size = len(h)
@@ -106,7 +107,7 @@ def sort_desc(h):
     heap_desc(h, size)
 
 
-@kernel
+@kernel(_nrt=False)
 def select_top(vals, lo, n, m, top):
     """The m (<= n) largest values of vals[lo:lo+n], with multiplicity, sorted
     descending into top[0:m]: by insertion into the sorted buffer when m <=
@@ -139,11 +140,11 @@ def select_top(vals, lo, n, m, top):
         x = vals[lo + i]
         if x > top[0]:
             top[0] = x
-            sift_min(top, m, 0)
+            sift_min(top, m, np.int64(0))
     heap_desc(top, m)
 
 
-@kernel
+@kernel(_nrt=False)
 def count_above(top, n_groups, v):
     """How many of top[0:n_groups] (strictly decreasing) are greater than v: the
     index of v's group when v is among them."""
@@ -162,7 +163,67 @@ def count_above(top, n_groups, v):
     return g
 
 
-@kernel
+@kernel(_nrt=False)
+def rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain):
+    """:func:`rank_query` for "average" and "stable" ties and m <= INSERT_MAX, in one
+    pass: the first m positions in rank order (score descending, then input
+    position) are kept in ``pos`` by insertion; a later row that does not beat the
+    m-th costs one comparison. Rows tied with the m-th but outside the buffer are
+    counted with their gains as they go by, so the group straddling the cut is
+    known whole without a second pass."""
+    for i in range(m):
+        x = scores[lo + i]
+        j = i
+        while j > 0 and scores[lo + pos[j - 1]] < x:
+            pos[j] = pos[j - 1]
+            j -= 1
+        pos[j] = i
+    cut = scores[lo + pos[m - 1]]
+    extra = 0  # rows outside the buffer that tie with its last
+    xgain = 0.0
+    for i in range(m, n):
+        x = scores[lo + i]
+        if x > cut:
+            out = pos[m - 1]
+            j = m - 1
+            while j > 0 and scores[lo + pos[j - 1]] < x:
+                pos[j] = pos[j - 1]
+                j -= 1
+            pos[j] = i
+            new = scores[lo + pos[m - 1]]
+            if new == cut:  # the row pushed out ties with the new last
+                extra += 1
+                xgain += gain_value(np.float64(labels[lo + out]), gmode, table)
+            else:
+                extra = 0
+                xgain = 0.0
+            cut = new
+        elif x == cut:
+            extra += 1
+            xgain += gain_value(np.float64(labels[lo + i]), gmode, table)
+    if tmode == STABLE:
+        for p in range(m):
+            gsize[p] = 1
+            ggain[p] = gain_value(np.float64(labels[lo + pos[p]]), gmode, table)
+        return
+    r = 0
+    while r < m:
+        x = scores[lo + pos[r]]
+        total = gain_value(np.float64(labels[lo + pos[r]]), gmode, table)
+        e = r + 1
+        while e < m and scores[lo + pos[e]] == x:
+            total += gain_value(np.float64(labels[lo + pos[e]]), gmode, table)
+            e += 1
+        size = e - r
+        if e == m:  # the group at the cut: its members past it too
+            size += extra
+            total += xgain
+        gsize[r] = size
+        ggain[r] = total
+        r = e
+
+
+@kernel(_nrt=False)
 def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill, gsize,
                ggain, rgain):
     """Rank the query at rows lo:lo+n into its ranked summary (module docstring)
@@ -170,7 +231,7 @@ def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill
     (m slots); ``gstart``/``gfill`` m + 1 slots;
     ``rgain`` n slots for optimistic/pessimistic ties."""
     select_top(scores, lo, n, m, top)
-    n_groups = 0
+    n_groups = np.int64(0)
     for p in range(m):
         if p == 0 or top[p] != top[p - 1]:
             top[n_groups] = top[p]  # compact: top[g] is now group g's value
@@ -186,7 +247,7 @@ def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill
         v = scores[lo + i]
         if v >= cut:
             g = count_above(top, n_groups, v)
-            gain = gain_value(labels[lo + i], gmode, table)
+            gain = gain_value(np.float64(labels[lo + i]), gmode, table)
             if tmode == STABLE:  # the c-th member of a group (input order) takes its c-th rank
                 p = gfill[g]
                 if p < gstart[g + 1]:
@@ -205,7 +266,7 @@ def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill
             order_gains(rgain, gstart[g], gfill[g], tmode == OPTIMISTIC)
 
 
-@kernel
+@kernel(_nrt=False)
 def order_gains(rgain, a, e, descending):
     """Sort rgain[a:e] descending, or ascending."""
     if e - a < 2:
@@ -216,7 +277,7 @@ def order_gains(rgain, a, e, descending):
             rgain[a + i], rgain[e - 1 - i] = rgain[e - 1 - i], rgain[a + i]
 
 
-@kernel
+@kernel(_nrt=False)
 def flagged_groups(lo, n, scores, flags, nb, tmode, uval, mult, gsz, btw, fill, eord,
                    estart, esize, ecnt):
     """The tie groups of the query at rows lo:lo+n that hold a flagged item (any
@@ -237,7 +298,7 @@ def flagged_groups(lo, n, scores, flags, nb, tmode, uval, mult, gsz, btw, fill, 
     if f == 0:
         return 0
     sort_desc(uval[:f])
-    n_groups = 0
+    n_groups = np.int64(0)
     for p in range(f):  # distinct values, with how many flagged items have each
         if p == 0 or uval[p] != uval[n_groups - 1]:
             uval[n_groups] = uval[p]

@@ -1,13 +1,15 @@
-"""Numba kernels: the parallel driver that scores a batch of queries.
+"""The driver that scores a batch of queries with the kernels (plain Python).
 
-Each query is ranked once (:func:`.rank.rank_query`) into its ranked summary,
-then every requested measure reads that summary (:mod:`.measures`): DCG at all
-its cutoffs in one walk, and each binary measure by its accumulator. IDCG comes
-from the ideal labels (the list's own in list mode, every judged document of
-the query in qrels mode). Queries are scored in parallel over ``chunks`` (query
-boundaries balanced by rows) on several threads (:mod:`.threads`):
-:func:`score_chunk` allocates the chunk's scratch once and scores its queries
-one after the other, so there is no allocation per query.
+Three steps, each a kernel over a chunk of queries (:mod:`.measures`): DCG
+ranks each query once down to its deepest cutoff (:mod:`.rank`) and walks the
+ranked summary for every cutoff; the binary measures read each query's flagged
+tie groups; IDCG comes from the ideal labels (the list's own in list mode,
+every judged document of the query in qrels mode). Queries are scored in parallel over ``chunks`` (query
+boundaries balanced by rows) on several threads (:mod:`.threads`), each with
+scratch arrays made once per call (:func:`scratch`), so there is no allocation
+per query. The kernels allocate nothing at all: they are compiled without
+Numba's reference counting (``_nrt=False``), which would otherwise add atomic
+increments and decrements for every array handed to a helper, on every query.
 """
 
 from __future__ import annotations
@@ -15,83 +17,56 @@ from __future__ import annotations
 import numpy as np
 
 from .codes import AVERAGE, STABLE
-from .measures import dcg_walk, idcg_query, measure_value
-from .rank import flagged_groups, rank_query
-from ._jit import kernel
+from .measures import dcg_chunk, idcg_chunk, measures_chunk
 from .threads import run_chunks
 
 
-@kernel
-def score_chunk(q0, q1, offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmode,
-                table, tmode, hist_order, want_dcg, want_idcg, mcode, mk, mbit, nb, n_rel,
-                out_dcg, out_idcg, out_m):
-    """Score queries q0:q1 (the arguments as :func:`score_batch`'s)."""
-    longest = 1
-    ilongest = 1
-    for q in range(q0, q1):
-        longest = max(longest, offsets[q + 1] - offsets[q])
-        ilongest = max(ilongest, ioffsets[q + 1] - ioffsets[q])
-    kdeep = ks[len(ks) - 1]
-    # DCG's ranking scratch, reused by every query of the chunk
-    m_max = min(kdeep, longest) if want_dcg else 1
-    top = np.empty(m_max, scores.dtype)
-    gstart = np.empty(m_max + 1, np.int64)
-    gfill = np.empty(m_max + 1, np.int64)
-    gsize = np.empty(m_max, np.int64)
-    ggain = np.empty(m_max, np.float64)
-    rgain = np.empty(longest if want_dcg and tmode != AVERAGE and tmode != STABLE else 1,
-                     np.float64)
-    # the binary measures' scratch
-    n_m = len(mcode)
-    f_max = longest + 1 if n_m > 0 else 1
-    uval = np.empty(f_max, scores.dtype)
-    ints = np.empty((7, f_max), np.int64)
-    ecnt = np.empty((f_max, max(nb, 1)), np.int64)
-    # IDCG's scratch
-    n_hist = 1
-    for label in hist_order:
-        n_hist = max(n_hist, label + 1)
-    counts = np.zeros(n_hist, np.int64)
-    use_hist = len(hist_order) > 0
-    itop = np.empty(1 if use_hist else min(kdeep, ilongest), np.float64)
-    igains = np.empty(1 if use_hist else ilongest, np.float64)
-    for q in range(q0, q1):
-        lo = offsets[q]
-        n = offsets[q + 1] - lo
-        if want_dcg:
-            m = min(kdeep, n)
-            if m > 0:
-                rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill,
-                           gsize, ggain, rgain)
-            dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out_dcg)
-        if n_m > 0:
-            n_e = flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[0], ints[1],
-                                 ints[2], ints[3], ints[4], ints[5], ints[6], ecnt)
-            for j in range(n_m):
-                b = mbit[j]
-                out_m[q, j] = measure_value(mcode[j], mk[j], b, tmode, n,
-                                            n_rel[q, b] if nb > 0 else 0, n_e, ints[5],
-                                            ints[6], ecnt)
-        if want_idcg:
-            lo = ioffsets[q]
-            idcg_query(q, lo, ioffsets[q + 1] - lo, ks, disc, ilabels, gmode, table,
-                       hist_order, counts, itop, igains, out_idcg)
+def scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg, n_measures, nb):
+    """The arrays one thread's kernel calls work in, for queries of at
+    most ``longest`` rows (``ilongest`` ideal rows): (top, ints, uval, floats, ecnt)."""
+    kdeep = int(ks[-1])
+    m_max = max(1, min(kdeep, longest)) if want_dcg else 1
+    f_max = longest + 1 if n_measures else 1
+    n_hist = int(hist_order.max()) + 1 if len(hist_order) else 1
+    width = max(m_max + 1, f_max, n_hist)
+    deep = longest if want_dcg and tmode not in (AVERAGE, STABLE) else 1
+    fwidth = max(m_max, deep, ilongest)
+    return (np.empty(m_max, scores.dtype), np.zeros((11, width), np.int64),
+            np.empty(f_max, scores.dtype), np.zeros((4, fwidth), np.float64),
+            np.zeros((f_max, max(nb, 1)), np.int64))
 
 
 def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmode, table,
                 tmode, hist_order, chunks, want_dcg, want_idcg, mcode, mk, mbit,
                 nb, n_rel, out_dcg, out_idcg, out_m):
     """Every requested value of every query, chunks of queries on several threads
-    (:func:`.threads.run_chunks`).
+    (:func:`.threads.run_chunks`), each thread with its own scratch: per chunk,
+    each step that is asked for runs over the chunk's queries (DCG, the binary
+    measures, IDCG); a step not asked for is not even compiled.
 
     ``ks``: the DCG/IDCG cutoffs (sorted, unique; out_dcg/out_idcg are
     (n_q, len(ks))); DCG ranks each query down to the deepest of them;
     ``flags``: ``nb`` flag bits per row, uint8 (empty when nb is 0);
     measure j (out_m[:, j]) has code ``mcode[j]``, cutoff ``mk[j]`` (-1: none) and
     flag bit ``mbit[j]``; ``n_rel[q, b]``: R of query q at flag bit b."""
-    def work(c):
-        score_chunk(chunks[c], chunks[c + 1], offsets, scores, labels, flags, ioffsets,
-                    ilabels, ks, disc, gmode, table, tmode, hist_order, want_dcg, want_idcg,
-                    mcode, mk, mbit, nb, n_rel, out_dcg, out_idcg, out_m)
+    longest = max(1, int(np.diff(offsets).max(initial=0)))
+    ilongest = max(1, int(np.diff(ioffsets).max(initial=0)))
 
-    run_chunks(len(chunks) - 1, work)
+    def make():
+        return scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
+                       len(mcode), nb)
+
+    def work(c, s):
+        top, ints, uval, floats, ecnt = s
+        q0, q1 = chunks[c], chunks[c + 1]
+        if want_dcg:
+            dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top,
+                      ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
+        if len(mcode):
+            measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel,
+                           uval, ints, ecnt, out_m)
+        if want_idcg:
+            idcg_chunk(q0, q1, ioffsets, ilabels, ks, disc, gmode, table, hist_order, ints[3],
+                       floats[2], floats[3], out_idcg)
+
+    run_chunks(len(chunks) - 1, work, make)

@@ -35,12 +35,21 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_chunks(n_chunks: int, work: Callable[[int], None]) -> None:
+def run_chunks(n_chunks: int, work: Callable, scratch: Callable | None = None) -> None:
     """``work(c)`` for every chunk c in range(n_chunks), on up to Numba's thread
-    count of threads (the calling thread is one of them)."""
+    count of threads (the calling thread is one of them). With ``scratch``, each
+    thread calls it once and passes what it returned: ``work(c, scratch_of_thread)``
+    (the kernels allocate nothing themselves)."""
     import numba
 
     n_threads = min(n_chunks, numba.get_num_threads())
+    if scratch is not None:
+        plain = work
+
+        def work(c, _local=threading.local()):
+            if not hasattr(_local, "s"):
+                _local.s = scratch()
+            plain(c, _local.s)
     if n_threads <= 1:
         for c in range(n_chunks):
             work(c)
