@@ -23,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (AVERAGE, M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R,
-                    M_RPREC, M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC, STABLE)
-from .rank import INSERT_MAX, flagged_groups, gain_value, rank_query, rank_short, select_top
+from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
+                    M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
+from .rank import (PAIR_MAX, flagged_groups, gain_value, rank_pairs, rank_query, rank_short,
+                   select_top)
 from ._jit import kernel
 
 
@@ -39,55 +40,104 @@ def _record(acc, rank, ks, j, out, q):
 
 
 @kernel(_nrt=False)
-def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top, gstart,
-              gfill, gsize, ggain, rgain, out):
-    """DCG at every cutoff in ``ks`` (sorted, unique) of queries q0:q1: each query is
-    ranked down to the deepest cutoff (:func:`.rank.rank_short` or
-    :func:`.rank.rank_query`), then its ranked summary is walked once: each rank of
-    a tie group carries the group's mean gain ("average"; single ranks for
-    "stable"), or the gain of the rank ("optimistic"/"pessimistic")."""
+def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
+    """DCG at every cutoff in ``ks`` (sorted, unique) from a query's ranked summary
+    of m ranks, into out[q]: each rank of a tie group carries the group's mean gain
+    ("average"; single ranks for "stable"), or the gain of the rank
+    ("optimistic"/"pessimistic")."""
+    j = np.int64(0)
+    acc = 0.0
+    if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
+        for p in range(m):
+            acc += rgain[p] * disc[p]
+            j = _record(acc, p + 1, ks, j, out, q)
+    else:
+        r = np.int64(0)
+        while r < m:
+            size = gsize[r]
+            mean = ggain[r] / size
+            e = min(r + size, m)
+            for p in range(r, e):
+                acc += mean * disc[p]
+                j = _record(acc, p + 1, ks, j, out, q)
+            r = e
+    while j < len(ks):
+        out[q, j] = acc
+        j += 1
+
+
+@kernel(_nrt=False)
+def dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, pos,
+                    gsize, ggain, out):
+    """DCG of queries q0:q1 for "average" and "stable" ties when the deepest cutoff
+    is at most ``rank.INSERT_MAX``: :func:`.rank.rank_pairs` (lists of at most
+    ``rank.PAIR_MAX`` rows) or :func:`.rank.rank_short`, then :func:`dcg_walk`."""
     kdeep = ks[len(ks) - 1]
-    short = tmode == AVERAGE or tmode == STABLE
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
         m = min(kdeep, n)
-        if m > 0 and m <= INSERT_MAX and short:
-            rank_short(lo, n, m, scores, labels, tmode, gmode, table, gfill, gsize, ggain)
-        elif m > 0:
+        if n <= PAIR_MAX:
+            rank_pairs(lo, n, m, scores, labels, tmode, gmode, table, gsize, ggain)
+        else:
+            rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain)
+        dcg_walk(q, m, ks, disc, tmode, gsize, ggain, ggain, out)
+
+
+@kernel(_nrt=False)
+def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top, gstart,
+              gfill, gsize, ggain, rgain, out):
+    """DCG of queries q0:q1, any tie rule and cutoff: :func:`.rank.rank_query`,
+    then :func:`dcg_walk`."""
+    kdeep = ks[len(ks) - 1]
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        m = min(kdeep, n)
+        if m > 0:
             rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill,
                        gsize, ggain, rgain)
+        dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out)
+
+
+@kernel(_nrt=False)
+def idcg_hist_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, hist_order, counts, out):
+    """IDCG at every cutoff in ``ks`` of queries q0:q1 whose labels are integers
+    0..L-1 (``hist_order`` lists the label values by gain, highest first): a
+    query's labels are counted, then the counts are walked in gain order (the
+    ideal ranking: gains descending, so ties in gain do not matter)."""
+    kdeep = ks[len(ks) - 1]
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
         j = np.int64(0)
         acc = 0.0
-        if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
-            for p in range(m):
-                acc += rgain[p] * disc[p]
-                j = _record(acc, p + 1, ks, j, out, q)
-        else:
-            r = np.int64(0)
-            while r < m:
-                size = gsize[r]
-                mean = ggain[r] / size
-                e = min(r + size, m)
-                for p in range(r, e):
-                    acc += mean * disc[p]
-                    j = _record(acc, p + 1, ks, j, out, q)
-                r = e
+        m = min(kdeep, n)
+        for label in hist_order:
+            counts[label] = 0
+        for i in range(lo, lo + n):
+            counts[int(labels[i])] += 1
+        p = np.int64(0)
+        for label in hist_order:
+            if p >= m:
+                break
+            e = min(p + counts[label], m)
+            if e > p:
+                g = gain_value(np.float64(label), gmode, table)
+                for r in range(p, e):
+                    acc += g * disc[r]
+                    j = _record(acc, r + 1, ks, j, out, q)
+                p = e
         while j < len(ks):
             out[q, j] = acc
             j += 1
 
 
 @kernel(_nrt=False)
-def idcg_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, hist_order, counts, top,
-               gains, out):
-    """IDCG at every cutoff in ``ks`` of queries q0:q1 (the ideal ranking: gains
-    descending, so ties in gain do not matter).
-
-    With ``hist_order`` non-empty (labels are integers 0..L-1; hist_order lists the
-    label values by gain, highest first) a query's labels are counted, then the
-    counts are walked in gain order; otherwise its top gains are selected
-    (:func:`.rank.select_top`; ``top`` and ``gains`` are float64 scratch)."""
+def idcg_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, top, gains, out):
+    """IDCG at every cutoff in ``ks`` of queries q0:q1, any labels: a query's top
+    gains are selected (:func:`.rank.select_top`; ``top`` and ``gains`` are float64
+    scratch), then walked."""
     kdeep = ks[len(ks) - 1]
     for q in range(q0, q1):
         lo = offsets[q]
@@ -95,23 +145,7 @@ def idcg_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, hist_order, coun
         j = np.int64(0)
         acc = 0.0
         m = min(kdeep, n)
-        if len(hist_order) > 0:
-            for label in hist_order:
-                counts[label] = 0
-            for i in range(lo, lo + n):
-                counts[int(labels[i])] += 1
-            p = np.int64(0)
-            for label in hist_order:
-                if p >= m:
-                    break
-                e = min(p + counts[label], m)
-                if e > p:
-                    g = gain_value(np.float64(label), gmode, table)
-                    for r in range(p, e):
-                        acc += g * disc[r]
-                        j = _record(acc, r + 1, ks, j, out, q)
-                    p = e
-        elif m > 0:
+        if m > 0:
             for i in range(n):
                 gains[i] = gain_value(np.float64(labels[lo + i]), gmode, table)
             select_top(gains, np.int64(0), n, m, top)

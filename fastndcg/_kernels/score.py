@@ -4,7 +4,10 @@ Three steps, each a kernel over a chunk of queries (:mod:`.measures`): DCG
 ranks each query once down to its deepest cutoff (:mod:`.rank`) and walks the
 ranked summary for every cutoff; the binary measures read each query's flagged
 tie groups; IDCG comes from the ideal labels (the list's own in list mode,
-every judged document of the query in qrels mode). Queries are scored in parallel over ``chunks`` (query
+every judged document of the query in qrels mode). DCG and IDCG have a kernel
+for the usual case beside the general one (a cut of at most 32 ranks under
+average/stable ties; small integer labels, counted), chosen per call, so a job
+compiles only the paths its options can reach. Queries are scored in parallel over ``chunks`` (query
 boundaries balanced by rows) on several threads (:mod:`.threads`), each with
 scratch arrays made once per call (:func:`scratch`), so there is no allocation
 per query. The kernels allocate nothing at all: they are compiled without
@@ -17,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .codes import AVERAGE, STABLE
-from .measures import dcg_chunk, idcg_chunk, measures_chunk
+from .measures import (dcg_chunk, dcg_short_chunk, idcg_chunk, idcg_hist_chunk,
+                       measures_chunk)
+from .rank import INSERT_MAX
 from .threads import run_chunks
 
 
@@ -50,6 +55,8 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     measure j (out_m[:, j]) has code ``mcode[j]``, cutoff ``mk[j]`` (-1: none) and
     flag bit ``mbit[j]``; ``n_rel[q, b]``: R of query q at flag bit b."""
     longest = max(1, int(np.diff(offsets).max(initial=0)))
+    # a cut of at most INSERT_MAX ranks under average/stable ties: the one-pass path
+    short = int(ks[-1]) <= INSERT_MAX and tmode in (AVERAGE, STABLE)
     ilongest = max(1, int(np.diff(ioffsets).max(initial=0)))
 
     def make():
@@ -59,14 +66,20 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     def work(c, s):
         top, ints, uval, floats, ecnt = s
         q0, q1 = chunks[c], chunks[c + 1]
-        if want_dcg:
+        if want_dcg and short:
+            dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode,
+                            ints[1], ints[2], floats[0], out_dcg)
+        elif want_dcg:
             dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top,
                       ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
         if len(mcode):
             measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel,
                            uval, ints, ecnt, out_m)
-        if want_idcg:
-            idcg_chunk(q0, q1, ioffsets, ilabels, ks, disc, gmode, table, hist_order, ints[3],
-                       floats[2], floats[3], out_idcg)
+        if want_idcg and len(hist_order):
+            idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, gmode, table, hist_order,
+                            ints[3], out_idcg)
+        elif want_idcg:
+            idcg_chunk(q0, q1, ioffsets, ilabels, ks, disc, gmode, table, floats[2], floats[3],
+                       out_idcg)
 
     run_chunks(len(chunks) - 1, work, make)
