@@ -27,11 +27,12 @@ agree above those bits are then put in exact order by comparing the ids.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange, types
+from numba import types
 from numba.extending import overload, register_jitable
 
 from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash
 from ._jit import kernel
+from .threads import run_chunks
 
 _ONE = np.uint64(1)
 _K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
@@ -314,25 +315,29 @@ def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
         _finish(v, off, lo, hi, keys, low, skip, scratch, out_order)
 
 
-@kernel(parallel=True)
 def trec_keys(goff, ids, chunks, keys, skips):
     """For sorting outside the kernels (NumPy's vectorised sort of the rows of a 2-D
     array): keys[g, :n] <- the packed sort keys of group g's n rows, the rest of the
     row all ones (sorting last: no key of a UTF-8 string or an int64 has them);
-    skips[g] <- the prefix bytes the keys skip."""
+    skips[g] <- the prefix bytes the keys skip. Chunks of groups run on several
+    threads (:func:`.threads.run_chunks`)."""
+    run_chunks(len(chunks) - 1,
+               lambda c: _trec_keys_chunk(chunks[c], chunks[c + 1], goff, ids, keys, skips))
+
+
+@kernel
+def _trec_keys_chunk(g0, g1, goff, ids, keys, skips):
     v, off = ids
-    for c in prange(len(chunks) - 1):
-        for g in range(chunks[c], chunks[c + 1]):
-            lo = goff[g]
-            hi = goff[g + 1]
-            skip = _skip(v, off, lo, hi)
-            skips[g] = skip
-            row = keys[g]
-            _pack_keys(v, off, lo, hi, skip, row)
-            row[hi - lo:] = _ALL
+    for g in range(g0, g1):
+        lo = goff[g]
+        hi = goff[g + 1]
+        skip = _skip(v, off, lo, hi)
+        skips[g] = skip
+        row = keys[g]
+        _pack_keys(v, off, lo, hi, skip, row)
+        row[hi - lo:] = _ALL
 
 
-@kernel(parallel=True)
 def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, skips,
               out_match, out_order, first_dup):
     """Per group g: each row's judgment and, with ``want_order``, trec_eval's order.
@@ -349,69 +354,75 @@ def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, 
     One hash set of the group's ids per group (a scratch table per chunk, reused:
     entries of earlier groups hold rows below the group's first row and count as
     empty), probed once per judgment: O(rows + judgments). Slots keep the hash
-    too, so ids are compared only when their hashes are equal."""
+    too, so ids are compared only when their hashes are equal. Chunks of groups run
+    on several threads (:func:`.threads.run_chunks`), each with its own table."""
+    run_chunks(len(chunks) - 1, lambda c: _join_chunk(
+        chunks[c], chunks[c + 1], goff, ids, judged_q, joff, jids, want_order, sorted_keys,
+        skips, out_match, out_order, first_dup))
+
+
+@kernel
+def _join_chunk(g0, g1, goff, ids, judged_q, joff, jids, want_order, sorted_keys, skips,
+                out_match, out_order, first_dup):
     v, off = ids
     jv, joff_ = jids
-    for c in prange(len(chunks) - 1):
-        g0 = chunks[c]
-        g1 = chunks[c + 1]
-        longest = 1
-        for g in range(g0, g1):
-            longest = max(longest, goff[g + 1] - goff[g])
-        bits = 1
-        while (1 << bits) < 2 * longest:
-            bits += 1
-        shift = np.uint64(64 - bits)
-        mask = np.uint64((1 << bits) - 1)
-        rows = np.full(1 << bits, -1, np.int64)
-        hashes = np.empty(1 << bits, np.uint64)
-        scratch = np.empty(longest if want_order else 0, np.uint64)
-        sort_here = want_order and not len(sorted_keys)
-        keys = np.empty(longest if sort_here else 0, np.uint64)
-        counts = np.empty((2 << bits) + 1 if sort_here else 0, np.int64)
-        stack = np.empty(3 * (longest // 16 + 1) if sort_here else 0, np.int64)
-        for g in range(g0, g1):
-            lo = goff[g]
-            hi = goff[g + 1]
-            dup = -1
-            for r in range(lo, hi):
-                out_match[r] = -1
-                x = _hash(v, off, r)
+    longest = 1
+    for g in range(g0, g1):
+        longest = max(longest, goff[g + 1] - goff[g])
+    bits = 1
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    mask = np.uint64((1 << bits) - 1)
+    rows = np.full(1 << bits, -1, np.int64)
+    hashes = np.empty(1 << bits, np.uint64)
+    scratch = np.empty(longest if want_order else 0, np.uint64)
+    sort_here = want_order and not len(sorted_keys)
+    keys = np.empty(longest if sort_here else 0, np.uint64)
+    counts = np.empty((2 << bits) + 1 if sort_here else 0, np.int64)
+    stack = np.empty(3 * (longest // 16 + 1) if sort_here else 0, np.int64)
+    for g in range(g0, g1):
+        lo = goff[g]
+        hi = goff[g + 1]
+        dup = -1
+        for r in range(lo, hi):
+            out_match[r] = -1
+            x = _hash(v, off, r)
+            h = x >> shift
+            while True:
+                s = rows[h]
+                if s < lo:
+                    rows[h] = r
+                    hashes[h] = x
+                    break
+                if hashes[h] == x and _same(v, off, s, v, off, r):
+                    if dup < 0:
+                        dup = r
+                    break
+                h = (h + _ONE) & mask
+        first_dup[g] = dup
+        jq = judged_q[g]
+        if jq >= 0 and hi > lo:
+            for t in range(joff[jq], joff[jq + 1]):
+                x = _hash(jv, joff_, t)
                 h = x >> shift
                 while True:
                     s = rows[h]
                     if s < lo:
-                        rows[h] = r
-                        hashes[h] = x
                         break
-                    if hashes[h] == x and _same(v, off, s, v, off, r):
-                        if dup < 0:
-                            dup = r
+                    if hashes[h] == x and _same(v, off, s, jv, joff_, t):
+                        out_match[s] = t
                         break
                     h = (h + _ONE) & mask
-            first_dup[g] = dup
-            jq = judged_q[g]
-            if jq >= 0 and hi > lo:
-                for t in range(joff[jq], joff[jq + 1]):
-                    x = _hash(jv, joff_, t)
-                    h = x >> shift
-                    while True:
-                        s = rows[h]
-                        if s < lo:
-                            break
-                        if hashes[h] == x and _same(v, off, s, jv, joff_, t):
-                            out_match[s] = t
-                            break
-                        h = (h + _ONE) & mask
-            if want_order and len(sorted_keys):
-                n = hi - lo
-                bits = 0
-                while (1 << bits) < n:
-                    bits += 1
-                _finish(v, off, lo, hi, sorted_keys[g], np.uint64((1 << bits) - 1), skips[g],
-                        scratch, out_order)
-            elif want_order:
-                _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
+        if want_order and len(sorted_keys):
+            n = hi - lo
+            bits = 0
+            while (1 << bits) < n:
+                bits += 1
+            _finish(v, off, lo, hi, sorted_keys[g], np.uint64((1 << bits) - 1), skips[g],
+                    scratch, out_order)
+        elif want_order:
+            _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
 
 
 @kernel
