@@ -3,7 +3,7 @@
 Every resample draws from its own counter-based stream: the i-th 64-bit number of
 resample r of group g is ``mix(key(seed, g, r) + i * GOLDEN)``, SplitMix64's output
 function applied to a Weyl sequence with a per-resample offset. No state is
-shared between resamples, so ``prange`` may hand them to any thread in any order
+shared between resamples, so threads may take them in any order
 and the results are identical for a given seed whatever the thread count.
 
 Groups are contiguous slices of the rows (``offsets``): the queries of one
@@ -25,8 +25,19 @@ right to within 2**-32 (relative error below 1e-6 for any group under 4e9 rows).
 from __future__ import annotations
 
 import numpy as np
-from numba import prange, uint64
+from numba import uint64
+
 from ._jit import kernel
+from .threads import run_chunks
+
+
+def _over_jobs(n_jobs: int, run) -> None:
+    """``run(j0, j1)`` over jobs 0..n_jobs in slices, on several threads."""
+    import numba
+
+    n_slices = max(1, min(n_jobs, 8 * numba.get_num_threads()))
+    edges = [n_jobs * i // n_slices for i in range(n_slices + 1)]
+    run_chunks(n_slices, lambda c: run(np.int64(edges[c]), np.int64(edges[c + 1])))
 
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -91,7 +102,6 @@ def _count_blocks(key, size, hist, q, buf):
         hist[q, _below(_mix(key + uint64(size) * GOLDEN), m) >> uint64(BLOCK_SHIFT)] += 1
 
 
-@kernel(parallel=True)
 def bootstrap_means(values, offsets, n_resamples, seed):
     """Means of bootstrap resamples of every group, all systems at once (paired).
 
@@ -103,14 +113,22 @@ def bootstrap_means(values, offsets, n_resamples, seed):
     system (so differences of these means are the paired bootstrap).
     """
     n_groups = len(offsets) - 1
+    n_blocks_of = (n_resamples + RESAMPLES_PER_JOB - 1) // RESAMPLES_PER_JOB
+    out = np.empty((n_groups, n_resamples, values.shape[0]))
+    _over_jobs(n_groups * n_blocks_of, lambda j0, j1: _bootstrap_jobs(
+        j0, j1, values, offsets, n_resamples, uint64(seed), out))
+    return out
+
+
+@kernel
+def _bootstrap_jobs(j0, j1, values, offsets, n_resamples, s, out):
+    """Jobs j0:j1 of :func:`bootstrap_means` (job: a block of resamples of a group)."""
     n_sys = values.shape[0]
-    out = np.empty((n_groups, n_resamples, n_sys))
-    s = uint64(seed)
     per = RESAMPLES_PER_JOB
     n_blocks_of = (n_resamples + per - 1) // per
     block = 1 << BLOCK_SHIFT
     mask = uint64(block - 1)
-    for job in prange(n_groups * n_blocks_of):
+    for job in range(j0, j1):
         g = job // n_blocks_of
         r0 = (job - g * n_blocks_of) * per
         rb = min(per, n_resamples - r0)
@@ -190,7 +208,6 @@ def sign_table():
     return bits * 2.0 - 1.0
 
 
-@kernel(parallel=True)
 def signflip_means(diffs, offsets, n_resamples, seed, signs):
     """Means of randomly sign-flipped paired differences (the null distribution of
     the two-sided paired randomization test), every pair at once.
@@ -202,10 +219,17 @@ def signflip_means(diffs, offsets, n_resamples, seed, signs):
     its sign (+1 set, -1 clear); all pairs of a group share a resample's signs.
     """
     n_groups = len(offsets) - 1
+    out = np.empty((n_groups, n_resamples, diffs.shape[0]))
+    _over_jobs(n_groups * n_resamples, lambda j0, j1: _signflip_jobs(
+        j0, j1, diffs, offsets, n_resamples, uint64(seed), signs, out))
+    return out
+
+
+@kernel
+def _signflip_jobs(j0, j1, diffs, offsets, n_resamples, s, signs, out):
+    """Jobs j0:j1 of :func:`signflip_means` (job: one resample of a group)."""
     n_pairs = diffs.shape[0]
-    out = np.empty((n_groups, n_resamples, n_pairs))
-    s = uint64(seed)
-    for job in prange(n_groups * n_resamples):
+    for job in range(j0, j1):
         g = job // n_resamples
         r = job - g * n_resamples
         start = offsets[g]
@@ -231,7 +255,6 @@ def signflip_means(diffs, offsets, n_resamples, seed, signs):
                 for t in range(size - full * 64):
                     acc += signs[(bits >> uint64(t)) & uint64(1), 0] * row[base + t]
             out[g, r, p] = acc / size
-    return out
 
 
 @kernel
