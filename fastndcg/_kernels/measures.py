@@ -70,7 +70,7 @@ def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
 def dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, pos,
                     gsize, ggain, out):
     """DCG of queries q0:q1 for "average" and "stable" ties when the deepest cutoff
-    is at most ``rank.INSERT_MAX``: :func:`.rank.rank_pairs` (lists of at most
+    is at most ``rank.SHORT_MAX``: :func:`.rank.rank_pairs` (lists of at most
     ``rank.PAIR_MAX`` rows) or :func:`.rank.rank_short`, then :func:`dcg_walk`."""
     kdeep = ks[len(ks) - 1]
     for q in range(q0, q1):

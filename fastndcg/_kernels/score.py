@@ -5,7 +5,7 @@ ranks each query once down to its deepest cutoff (:mod:`.rank`) and walks the
 ranked summary for every cutoff; the binary measures read each query's flagged
 tie groups; IDCG comes from the ideal labels (the list's own in list mode,
 every judged document of the query in qrels mode). DCG and IDCG have a kernel
-for the usual case beside the general one (a cut of at most 32 ranks under
+for the usual case beside the general one (a cut of at most 64 ranks under
 average/stable ties; small integer labels, counted), chosen per call, so a job
 compiles only the paths its options can reach. Queries are scored in parallel over ``chunks`` (query
 boundaries balanced by rows) on several threads (:mod:`.threads`), each with
@@ -22,7 +22,7 @@ import numpy as np
 from .codes import AVERAGE, STABLE
 from .measures import (dcg_chunk, dcg_short_chunk, idcg_chunk, idcg_hist_chunk,
                        measures_chunk)
-from .rank import INSERT_MAX
+from .rank import SHORT_MAX
 from .threads import run_chunks
 
 
@@ -55,8 +55,8 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     measure j (out_m[:, j]) has code ``mcode[j]``, cutoff ``mk[j]`` (-1: none) and
     flag bit ``mbit[j]``; ``n_rel[q, b]``: R of query q at flag bit b."""
     longest = max(1, int(np.diff(offsets).max(initial=0)))
-    # a cut of at most INSERT_MAX ranks under average/stable ties: the one-pass path
-    short = int(ks[-1]) <= INSERT_MAX and tmode in (AVERAGE, STABLE)
+    # a cut of at most SHORT_MAX ranks under average/stable ties: the one-pass path
+    short = min(int(ks[-1]), longest) <= SHORT_MAX and tmode in (AVERAGE, STABLE)
     ilongest = max(1, int(np.diff(ioffsets).max(initial=0)))
 
     def make():
