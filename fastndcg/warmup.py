@@ -141,6 +141,9 @@ def _list_mode(score_type, label_type) -> Callable[[], None]:
         api.measure(s.astype(score_type), l.astype(label_type), off, measure=every)
         api.ndcg(s.astype(score_type), l.astype(label_type), off, k=[1, 10, None],
                  ties="optimistic")
+        # labels past the histogram's range: IDCG's general path
+        api.ndcg(s.astype(score_type), (l * 20).astype(label_type), off, k=[1, 10, None],
+                 gain="linear")
     return run
 
 
