@@ -1,5 +1,10 @@
 """Arrow column helpers shared by the evaluation modules: ids in one type per kind,
-zero-copy string buffers, numeric columns as NumPy, run starts and id hashing."""
+zero-copy string buffers, numeric columns as NumPy, run starts and id hashing.
+
+Arrow <-> NumPy goes through :func:`as_numpy`, :func:`from_numpy` and :func:`scalar`,
+never through ``Array.to_numpy()``, ``pa.array(ndarray)`` or ``pa.scalar()``: pyarrow
+imports pandas (~0.25 s) inside each of those, even for a zero-copy conversion, and
+a TREC run scored from the command line has no use for pandas."""
 
 from __future__ import annotations
 
@@ -9,6 +14,105 @@ import pyarrow.compute as pc
 
 from . import _core as C
 from . import _kernels as K
+
+
+_NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32,
+          pa.int64(): np.int64, pa.uint8(): np.uint8, pa.uint16(): np.uint16,
+          pa.uint32(): np.uint32, pa.uint64(): np.uint64, pa.float16(): np.float16,
+          pa.float32(): np.float32, pa.float64(): np.float64}
+_ARROW = {np.dtype(v): k for k, v in _NUMPY.items()}
+
+
+def _bits(buf, offset: int, n: int) -> np.ndarray:
+    """``n`` bits of an Arrow bitmap (least significant bit first) from bit
+    ``offset``, as a writable bool array."""
+    first = offset // 8
+    raw = np.frombuffer(buf, np.uint8, (offset + n + 7) // 8 - first, first)
+    return np.unpackbits(raw, bitorder="little")[offset % 8:offset % 8 + n].view(np.bool_)
+
+
+def as_numpy(arr, zero_copy_only: bool = False) -> np.ndarray:
+    """An Arrow array (or chunked array) as NumPy, as ``arr.to_numpy(zero_copy_only=False)``
+    gives it, without importing pandas (which pyarrow does inside ``to_numpy``).
+
+    Integers and floats without nulls: a read-only view of the Arrow buffer (a
+    chunked array of several chunks is combined first). With nulls: a writable
+    float copy, NaN at the nulls (integers become float64, as with ``to_numpy``).
+    Booleans: a writable bool copy (an object array with None at the nulls).
+    Dictionaries are decoded. Other types (strings, timestamps, ...) go through
+    ``to_numpy(zero_copy_only=False)``.
+
+    ``zero_copy_only=True``: as ``Array.to_numpy()``'s default, anything but the
+    read-only view (nulls, booleans, dictionaries, other types) is an
+    ``ArrowInvalid``."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()  # one chunk: that chunk, no copy
+    t, n = arr.type, len(arr)
+    dtype = _NUMPY.get(t)
+    if zero_copy_only and (dtype is None or arr.null_count):
+        raise pa.ArrowInvalid(f"cannot view {'nulls of ' if dtype else ''}an Arrow {t} array "
+                              f"as NumPy without a copy")
+    if pa.types.is_dictionary(t):
+        return as_numpy(arr.dictionary_decode())
+    data = arr.buffers()[1] if dtype is not None and n else None
+    if dtype is not None and n == 0:
+        values = np.empty(0, dtype)
+        values.flags.writeable = False
+        return values
+    if data is not None:
+        values = np.frombuffer(data, dtype, n, arr.offset * np.dtype(dtype).itemsize)
+        if not arr.null_count:
+            # read-only even over a mutable buffer (an array pa.array shared with NumPy),
+            # as to_numpy() gives it: Arrow data must not change under its array
+            values.flags.writeable = False
+            return values
+        valid = _bits(arr.buffers()[0], arr.offset, n)
+        out = values.astype(np.float64 if values.dtype.kind in "iu" else values.dtype)
+        out[~valid] = np.nan
+        return out
+    if pa.types.is_boolean(t):
+        values = _bits(arr.buffers()[1], arr.offset, n) if n else np.zeros(0, np.bool_)
+        if not arr.null_count:
+            return values
+        out = values.astype(object)
+        out[~_bits(arr.buffers()[0], arr.offset, n)] = None
+        return out
+    if pa.types.is_null(t):
+        return np.full(n, None, object)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def from_numpy(values, type: pa.DataType | None = None) -> pa.Array:
+    """``pa.array(values, type)`` for a 1-d NumPy array of integers, floats or
+    booleans, without importing pandas (which pyarrow does inside ``pa.array``):
+    numbers are shared with ``values`` as ``pa.array`` shares them (no copy of a
+    contiguous array; NaN stays a value, not a null). Anything else goes to
+    ``pa.array``."""
+    if not isinstance(values, np.ndarray) or values.ndim != 1 or not values.dtype.isnative:
+        return pa.array(values, type)
+    if values.dtype == np.bool_:
+        packed = np.packbits(values, bitorder="little")
+        out = pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])
+    elif values.dtype in _ARROW:
+        data = np.ascontiguousarray(values)
+        out = pa.Array.from_buffers(_ARROW[data.dtype], len(data), [None, pa.py_buffer(data)])
+    else:
+        return pa.array(values, type)
+    return out if type is None or out.type == type else out.cast(type)
+
+
+def scalar(value, type: pa.DataType) -> pa.Scalar:
+    """``pa.scalar(value, type)`` for a number, bool or text, without importing
+    pandas (which pyarrow does inside ``pa.scalar``)."""
+    if pa.types.is_string(type) or pa.types.is_large_string(type):
+        data = str(value).encode("utf-8")
+        offsets = np.array([0, len(data)], np.int64 if pa.types.is_large_string(type) else np.int32)
+        return pa.Array.from_buffers(type, 1, [None, pa.py_buffer(offsets),
+                                               pa.py_buffer(data)])[0]
+    if type == pa.bool_() or type in _NUMPY:
+        dtype = np.bool_ if type == pa.bool_() else _NUMPY[type]
+        return from_numpy(np.array([value], dtype))[0]
+    return pa.scalar(value, type)
 
 
 def plain_ids(col, name: str = "ids") -> pa.Array:
@@ -52,7 +156,7 @@ def numbers(col, convert=None) -> np.ndarray:
         col = col.combine_chunks()
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
-    return C.numeric(col.to_numpy(zero_copy_only=False), "values", convert)
+    return C.numeric(as_numpy(col), "values", convert)
 
 
 def concat_ids(parts: list[pa.Array]) -> list[pa.Array]:
@@ -68,13 +172,13 @@ def run_starts(ids: pa.Array) -> np.ndarray:
     if n < 2:
         return np.zeros(0, np.int64)
     if pa.types.is_integer(ids.type):
-        arr = ids.to_numpy()
+        arr = as_numpy(ids)
         if arr.dtype.itemsize == 8:  # int64 / uint64: equality is bitwise
             return K.run_starts_int64(arr.view(np.int64))
         return np.flatnonzero(arr[1:] != arr[:-1]) + 1
     change = pc.not_equal(ids.slice(1), ids.slice(0, n - 1))
     # the positions in Arrow: no boolean array converted to NumPy
-    return pc.indices_nonzero(change).to_numpy().astype(np.int64) + 1
+    return as_numpy(pc.indices_nonzero(change)).astype(np.int64) + 1
 
 
 def strictly_increasing(ids: pa.Array) -> bool:
@@ -82,7 +186,7 @@ def strictly_increasing(ids: pa.Array) -> bool:
     if len(ids) < 2:
         return True
     if pa.types.is_integer(ids.type):
-        arr = ids.to_numpy()
+        arr = as_numpy(ids)
         return bool((arr[1:] > arr[:-1]).all())
     return bool(pc.all(pc.greater(ids.slice(1), ids.slice(0, len(ids) - 1))).as_py())
 
@@ -92,7 +196,7 @@ def id_hash(ids: pa.Array) -> np.ndarray:
     process, for spreading ids over buckets."""
     out = np.empty(len(ids), np.uint64)
     if pa.types.is_integer(ids.type):
-        K.hash_int64(ids.to_numpy().view(np.int64), out)
+        K.hash_int64(as_numpy(ids).view(np.int64), out)
     else:
         data, offsets = string_buffers(ids)
         K.hash_strings(data, offsets, out)

@@ -51,9 +51,8 @@ def _column(x, name: str) -> np.ndarray:
             row = pc.index(pc.is_null(x), True).as_py()
             raise ValueError(f"{name} has {x.null_count} null value(s) (first at row {row}); "
                              f"fill or drop them before scoring")
-        if hasattr(x, "combine_chunks"):
-            x = x.combine_chunks()
-        x = x.to_numpy(zero_copy_only=False)
+        from ._arrow import as_numpy
+        x = as_numpy(x)  # chunks combined; not x.to_numpy(): it imports pandas
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be an array of numbers, got {V.shown(x)} "
                         f"({type(x).__name__})")
@@ -81,7 +80,8 @@ def _offsets(offsets, n_rows: int, rows: str = "scores") -> np.ndarray:
                              f"{offsets.to_pylist().index(None)}): {V.shown(offsets.to_pylist())}; "
                              f"every entry is a row position, e.g. [0, 2, 4] for two queries of "
                              f"2 rows")
-        offsets = offsets.to_numpy(zero_copy_only=False)
+        from ._arrow import as_numpy
+        offsets = as_numpy(offsets)
     arr = np.asarray(offsets)
     if arr.ndim == 0:
         raise ValueError(f"offsets must be a 1-D array of n_queries + 1 row positions starting "
@@ -121,6 +121,8 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from ._arrow import as_numpy, from_numpy, scalar
+
     try:
         if _is_arrow(query_ids):
             ids = query_ids
@@ -143,7 +145,10 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
                                     f"({got})")
                 if not raw.dtype.isnative:
                     raw = raw.astype(raw.dtype.newbyteorder("="))
-                ids = pa.array(raw, from_pandas=True)  # NaN and None are missing ids
+                if raw.dtype.kind in "biu":  # no missing values: shared, not converted
+                    ids = from_numpy(raw)
+                else:
+                    ids = pa.array(raw, from_pandas=True)  # NaN and None are missing ids
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         kinds = None
         if isinstance(raw, np.ndarray) and raw.dtype == object:
@@ -174,7 +179,7 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
             row = pc.index(bad, True).as_py()
             raise ValueError(f"query_ids has NaN (first at row {row}): a missing query id; "
                              f"every row needs a query: fill or drop those rows")
-        ids = pc.add(ids, pa.scalar(0.0, ids.type))  # -0.0 and 0.0 are one query
+        ids = pc.add(ids, scalar(0.0, ids.type))  # -0.0 and 0.0 are one query
     if len(ids) != n:
         raise ValueError(f"query_ids must have one id per row: got {len(ids)} ids for {n} rows")
     if ids.null_count:
@@ -182,7 +187,7 @@ def _group(scores, labels, offsets, query_ids, score_name="scores") -> C.Batch:
         raise ValueError(f"query_ids has {ids.null_count} missing id(s) (null, None or NA; "
                          f"first at row {row}); every row needs a query: fill or drop them")
     encoded = ids.dictionary_encode()  # codes numbered by first appearance
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = as_numpy(encoded.indices)
     n_queries = len(encoded.dictionary)
     offs = np.zeros(n_queries + 1, np.int64)
     np.cumsum(np.bincount(codes, minlength=n_queries), out=offs[1:])
@@ -577,7 +582,11 @@ def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
               log_base: float = 2, sample_weight: ArrayLike | None = None,
               ignore_ties: bool = False) -> float:
     """Drop-in replacement for ``sklearn.metrics.dcg_score`` (linear gain, tie-aware
-    unless ``ignore_ties=True``); like scikit-learn it accepts any log_base > 0.
+    unless ``ignore_ties=True``). ``log_base`` must be a finite number > 1, else a
+    ``ValueError`` (scikit-learn's own message where scikit-learn refuses it too:
+    not a number, <= 0 or infinite). scikit-learn also takes 0 < log_base <= 1,
+    where every discount is meaningless: it warns and returns 0.0 at 1, and DCGs
+    are negative below 1; fastndcg refuses those as :func:`ndcg` does.
 
     Example
     -------
@@ -586,8 +595,10 @@ def dcg_score(y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = None,
     9.499458
     """
     if (isinstance(log_base, (bool, np.bool_)) or not isinstance(log_base, numbers.Real)
-            or not log_base > 0):
+            or not 0 < log_base < math.inf):
         raise _sk_param_error("dcg_score", "log_base", "a float in the range (0.0, inf)", log_base)
+    # scikit-learn takes 0 < log_base <= 1 (0.0 and a warning at 1): refused, as by ndcg
+    C.parse_log_base(log_base)
     y_true, y_score, k, weights = _sk_inputs("dcg_score", y_true, y_score, k, sample_weight,
                                              ignore_ties)
     _sk_target_type(y_true)

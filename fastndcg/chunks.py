@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import plain_ids, run_starts
+from ._arrow import as_numpy, from_numpy, plain_ids, run_starts
 
 __all__ = ["Chunk", "query_chunks", "regroup", "run_ids", "check_nulls"]
 
@@ -47,7 +47,7 @@ class Chunk:
         """The rows of query ``q`` as a table of its own (copied out of the chunk: a
         slice would carry the whole batch's buffers when pickled to another process)."""
         lo, hi = int(self.offsets[q]), int(self.offsets[q + 1])
-        table = self.table.take(pa.array(np.arange(lo, hi, dtype=np.int64)))
+        table = self.table.take(from_numpy(np.arange(lo, hi, dtype=np.int64)))
         return pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
 
     def drop_first(self) -> "Chunk | None":
@@ -61,7 +61,7 @@ class Chunk:
     def select(self, wanted: pa.Array) -> "Chunk | None":
         """The chunk's queries whose id is in ``wanted`` (None when there are none)."""
         ids = self.ids if self.ids.type == wanted.type else self.ids.cast(wanted.type)
-        mask = pc.is_in(ids, value_set=wanted).to_numpy(zero_copy_only=False)
+        mask = as_numpy(pc.is_in(ids, value_set=wanted))
         if not mask.any():
             return None
         if mask.all():
@@ -72,7 +72,7 @@ class Chunk:
                          lengths) + np.arange(int(lengths.sum()))
         offsets = np.zeros(len(q) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        return Chunk(self.ids.take(pa.array(q)), offsets, self.table.take(pa.array(rows)))
+        return Chunk(self.ids.take(from_numpy(q)), offsets, self.table.take(from_numpy(rows)))
 
 
 def check_nulls(batch: pa.RecordBatch, query: str, row0: int, rest: Iterable) -> None:
@@ -127,7 +127,7 @@ def query_chunks(batches: Iterator[pa.RecordBatch], query: str, progress=None,
             inner = starts[(starts > lo) & (starts < last_start)]
             starts_ = np.concatenate(([lo], inner)).astype(np.int64)
             offsets = np.append(starts_ - lo, last_start - lo).astype(np.int64)
-            yield Chunk(ids.take(pa.array(starts_)), offsets, batch.slice(lo, last_start - lo))
+            yield Chunk(ids.take(from_numpy(starts_)), offsets, batch.slice(lo, last_start - lo))
         tail = [batch.slice(last_start)]
         tail_id = ids[last_start].as_py()
         row0 += n
@@ -146,7 +146,7 @@ def run_ids(batches: Iterator[pa.RecordBatch], query: str) -> Iterator[pa.Array]
         if not len(ids):
             continue
         starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
-        out = ids.take(pa.array(starts))
+        out = ids.take(from_numpy(starts))
         if last is not None and out[0].as_py() == last:
             out = out.slice(1)
         last = ids[len(ids) - 1].as_py()
@@ -159,10 +159,10 @@ def regroup(table: pa.Table, query: str) -> Chunk:
     queries in order of first appearance)."""
     ids = plain_ids(table.column(query))
     encoded = ids.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = as_numpy(encoded.indices)
     counts = np.bincount(codes, minlength=len(encoded.dictionary))
     offsets = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
     if len(codes) > 1 and not (codes[1:] >= codes[:-1]).all():  # not grouped yet
-        table = table.take(pa.array(np.argsort(codes, kind="stable")))
+        table = table.take(from_numpy(np.argsort(codes, kind="stable")))
     return Chunk(encoded.dictionary, offsets, table)

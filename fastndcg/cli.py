@@ -591,6 +591,7 @@ def _demo(args) -> int:
     import pyarrow.parquet as pq
 
     from . import reference
+    from ._arrow import as_numpy
     from ._progress import Progress
     from .evaluate import evaluate
     from .synth import check_replaceable, synthetic_log, write_synthetic_log
@@ -626,15 +627,15 @@ def _demo(args) -> int:
         first = pq.ParquetFile(path).iter_batches(batch_size=max(1, n_sample) * 200,
                                                   columns=["query_id", "score", "label"])
         batch = next(first)
-        qid = batch.column("query_id").to_numpy()
+        qid = as_numpy(batch.column("query_id"), zero_copy_only=True)
         take = int(np.searchsorted(qid, qid[0] + n_sample))
-        scores = batch.column("score").to_numpy()[:take].tolist()
-        labels = batch.column("label").to_numpy()[:take].tolist()
+        scores = as_numpy(batch.column("score"), zero_copy_only=True)[:take].tolist()
+        labels = as_numpy(batch.column("label"), zero_copy_only=True)[:take].tolist()
         ids = qid[:take].tolist()
         t = time.perf_counter()
         expected = reference.ndcg(scores, labels, query_ids=ids, k=k)
         ref_seconds = time.perf_counter() - t
-        got = np.column_stack([report.per_query.column(f"ndcg@{c}").to_numpy()[:n_sample]
+        got = np.column_stack([as_numpy(report.per_query.column(f"ndcg@{c}"))[:n_sample]
                                for c in k])
         diff = float(np.abs(np.asarray(expected) - got).max()) if n_sample else 0.0
         per_row = ref_seconds / max(take, 1)

@@ -58,6 +58,7 @@ from . import _core as C
 from . import _validate as V
 from . import _kernels as K
 from . import _stats
+from ._arrow import as_numpy, from_numpy
 from .chunks import query_chunks
 from .evaluate import check_options, evaluate
 from .report import value_names
@@ -246,8 +247,7 @@ def _align(tables: list[pa.Table], st: _Settings, query: str, measures: list[str
         elif len(sorted_ids) != len(first) or not sorted_ids.equals(first):
             _differ(first, sorted_ids, st.names[0], st.names[s])
         for m, name in enumerate(measures):
-            values[s, m] = t.column(name).combine_chunks().take(order).to_numpy(
-                zero_copy_only=False)
+            values[s, m] = as_numpy(t.column(name).combine_chunks().take(order))
     return first, values
 
 
@@ -379,12 +379,12 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
         seg_of = segs.take(pos)
         segments = pc.unique(seg_of)
         segments = segments.take(pc.sort_indices(segments))
-        code = pc.index_in(seg_of, value_set=segments).to_numpy(zero_copy_only=False)
+        code = as_numpy(pc.index_in(seg_of, value_set=segments))
         order = np.argsort(code, kind="stable")
         counts = np.bincount(code, minlength=len(segments))
         offsets = np.zeros(len(segments) + 1, np.int64)
         np.cumsum(counts, out=offsets[1:])
-        ids = ids.take(pa.array(order))
+        ids = ids.take(from_numpy(order))
         values = values[:, :, order]
     sizes = np.diff(offsets)
     if n >= 2 ** 32:  # the bootstrap draws row indices from 32-bit halves

@@ -56,6 +56,7 @@ import pyarrow as pa
 
 from . import _validate as V
 from . import io
+from ._arrow import as_numpy
 from .chunks import regroup
 from .presets import DEFAULT_K
 from .partition import explain_columns
@@ -145,7 +146,8 @@ def _part_holds(part: Part, dup: pa.Array) -> np.ndarray:
         ids = batch.column(0)
         if ids.type != dup.type:
             ids = ids.cast(dup.type)
-        at = pc.index_in(ids, value_set=dup).drop_null().to_numpy().astype(np.int64)
+        at = as_numpy(pc.index_in(ids, value_set=dup).drop_null(), zero_copy_only=True)
+        at = at.astype(np.int64)
         found[at] = True
     return found
 
@@ -425,7 +427,7 @@ def _only(s, dup: pa.Array, names: list[str]) -> Totals:
     """The totals of the queries of ``s`` that are scattered."""
     import pyarrow.compute as pc
     ids = s.ids if s.ids.type == dup.type else s.ids.cast(dup.type)
-    mask = pc.is_in(ids, value_set=dup).to_numpy(zero_copy_only=False)
+    mask = as_numpy(pc.is_in(ids, value_set=dup))
     return Totals.of_rows(names, s.select(mask))
 
 

@@ -24,10 +24,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from . import _validate as V
+from ._arrow import from_numpy, scalar
 
 
 def _is_dataset(source) -> bool:
@@ -225,6 +226,8 @@ def _parquet_source(source: str, roles: dict[str, str], batch_rows: int,
                              f"evaluate reads Parquet logs, or a TREC run text file together "
                              f"with qrels")
         try:
+            import pyarrow.parquet as pq  # here: a TREC run or a table never needs it
+
             meta = pq.ParquetFile(p).metadata
             schema = meta.schema.to_arrow_schema()
         except _ARROW_ERRORS as err:
@@ -250,6 +253,8 @@ def read_parquet_file(path: str, columns: list[str], schema: pa.Schema, batch_ro
                       ) -> Iterator[pa.RecordBatch]:
     """Batches of ``columns`` of one Parquet file (optionally some row groups only),
     conformed to ``schema``; a damaged file is an error naming it."""
+    import pyarrow.parquet as pq
+
     try:
         handle = filesystem.open_input_file(path) if filesystem is not None else path
         # one row group at a time, without pre-buffering: reading a whole file through
@@ -423,7 +428,11 @@ def _lines(path: str) -> pa.Array:
     except _ARROW_ERRORS as err:
         raise ValueError(_compressed_error(path, err)) from None
     try:
-        text = pa.array([data], pa.large_binary()).cast(pa.large_string())
+        # one large_binary value over the file's bytes (not pa.array([data]): pyarrow
+        # imports pandas in pa.array)
+        ends = pa.py_buffer(np.array([0, len(data)], np.int64))
+        text = pa.Array.from_buffers(pa.large_binary(), 1, [None, ends, pa.py_buffer(data)]
+                                     ).cast(pa.large_string())
     except pa.ArrowInvalid:
         raw = bytes(data)
         try:
@@ -434,7 +443,8 @@ def _lines(path: str) -> pa.Array:
             where = f" (byte 0x{raw[err.start]:02x} at line {line}, offset {err.start})"
         raise ValueError(f"{path!r} is not UTF-8 text{where}; is it a TREC file? If it is, "
                          f"save it as UTF-8 (e.g. iconv -f ITS-ENCODING -t utf-8)") from None
-    if text[0].as_py().startswith("\ufeff"):  # a byte-order mark
+    # a byte-order mark (asked of Arrow: text[0].as_py() would copy the whole file)
+    if pc.starts_with(text, "\ufeff")[0].as_py():
         text = pc.utf8_slice_codeunits(text, 1)
     # \n, \r\n and a lone \r all end a line (old Mac files, mixed line ends)
     return pc.split_pattern_regex(text, "\r\n|\r|\n")[0].values
@@ -449,15 +459,20 @@ def _compressed_error(path: str, err: Exception | None = None) -> str:
             f"match what it holds")
 
 
+_TWO_53 = scalar(2.0 ** 53, pa.float64())
+
+
 def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]],
                strict: bool = False) -> pa.Table:
     """Any whitespace, trailing fields (unless ``strict``), exact line numbers in errors."""
     lines = pc.utf8_trim_whitespace(_lines(path))
-    keep = pc.not_equal(pc.utf8_length(lines), 0)
-    line_no = pc.filter(pa.array(range(1, len(lines) + 1), pa.int64()), keep)
+    length = pc.utf8_length(lines)
+    keep = pc.not_equal(length, scalar(0, length.type))
+    line_no = pc.filter(from_numpy(np.arange(1, len(lines) + 1, dtype=np.int64)), keep)
     lines = pc.filter(lines, keep)
     parts = pc.split_pattern_regex(lines, r"[ \t\r\f\v]+")
-    short = pc.less(pc.list_value_length(parts), len(fields))
+    n_parts = pc.list_value_length(parts)
+    short = pc.less(n_parts, scalar(len(fields), n_parts.type))
     if pc.any(short).as_py():
         i = pc.index(short, True).as_py()
         hint = " (is this a qrels file given as the run?)" if len(fields) == 6 else ""
@@ -467,8 +482,9 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
     if strict:
         # trailing fields are tolerated, but a run's line (qid Q0 docno rank score tag)
         # read as qrels would make ranks into grades: refuse it
-        run_like = pc.and_(pc.greater(pc.list_value_length(parts), len(fields)),
-                           pc.equal(pc.utf8_upper(pc.list_element(parts, 1)), "Q0"))
+        second = pc.utf8_upper(pc.list_element(parts, scalar(1, pa.int64())))
+        run_like = pc.and_(pc.greater(n_parts, scalar(len(fields), n_parts.type)),
+                           pc.equal(second, scalar("Q0", second.type)))
         if pc.any(run_like).as_py():
             i = pc.index(run_like, True).as_py()
             raise ValueError(f"{path}:{line_no[i].as_py()}: {lines[i].as_py()!r} is a TREC run "
@@ -476,7 +492,7 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
                              f"rel): give this file as the run and the judgments as qrels")
     cols = []
     for i, (name, t) in take.items():
-        col = pc.list_element(parts, i)
+        col = pc.list_element(parts, scalar(i, pa.int64()))
         if not pa.types.is_large_string(t):
             bad = pc.invert(pc.match_substring_regex(col, _NUMBER, ignore_case=True))
             if pc.any(bad).as_py():
@@ -486,7 +502,7 @@ def _slow_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
             as_float = col.cast(pa.float64())
             if pa.types.is_integer(t) and not (
                     pc.all(pc.is_finite(as_float)).as_py()
-                    and pc.all(pc.less(pc.abs(as_float), 2.0 ** 53)).as_py()
+                    and pc.all(pc.less(pc.abs(as_float), _TWO_53)).as_py()
                     and pc.all(pc.equal(pc.floor(as_float), as_float)).as_py()):
                 t = pa.float64()  # fractional grades are allowed; inf/nan are checked later
             col = as_float.cast(t)

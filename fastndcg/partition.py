@@ -22,7 +22,7 @@ from . import _core as C
 from . import _validate as V
 from . import _kernels as K
 from . import measures as M
-from ._arrow import numbers, strictly_increasing
+from ._arrow import from_numpy, numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
 from .presets import DEFAULT_K, resolve
@@ -322,8 +322,8 @@ class Scorer:
             judged = judged_q[keep]
             if not keep.all():
                 # queries without judgments are left out (and counted), before zero_idcg
-                unjudged = ids.filter(pa.array(~keep))
-                ids, n_docs = ids.filter(pa.array(keep)), n_docs[keep]
+                unjudged = ids.filter(from_numpy(~keep))
+                ids, n_docs = ids.filter(from_numpy(keep)), n_docs[keep]
                 dcg, idcg = dcg[keep], idcg[keep]
                 weight = None if weight is None else weight[keep]
                 batch = NamedBatch(None, None, None, ids=Names(ids))
@@ -397,7 +397,7 @@ class Scorer:
             return None
         idx = np.flatnonzero(~seen)
         n = len(idx)
-        ids = qr.ids.take(pa.array(idx))
+        ids = qr.ids.take(from_numpy(idx))
         batch = NamedBatch(np.zeros(n + 1, np.int64), np.zeros(0, np.float64),
                            np.zeros(0, qr.labels.dtype), ids=Names(ids))
         ideal = gather_ideal(qr, idx.astype(np.int64))

@@ -29,7 +29,7 @@ from . import _core as C
 from . import _kernels as K
 from . import _validate as V
 from . import io
-from ._arrow import as_strings, numbers, plain_ids, run_starts, string_buffers
+from ._arrow import as_numpy, as_strings, from_numpy, numbers, plain_ids, run_starts, string_buffers
 from .chunks import Chunk, check_nulls, regroup
 
 __all__ = ["Qrels", "load_qrels", "join", "trec_order", "gather_ideal"]
@@ -65,7 +65,7 @@ def kernel_ids(ids: pa.Array, as_text: bool) -> tuple:
     NumPy array (zero copy) and no offsets, or, for strings or ``as_text``, the
     bytes and int64 offsets of their strings."""
     if not as_text and pa.types.is_integer(ids.type):
-        out = (ids.to_numpy(), _NO_OFFSETS)
+        out = (as_numpy(ids, zero_copy_only=True), _NO_OFFSETS)
     else:
         out = string_buffers(ids)
     for a in out:  # Arrow's buffers are read-only: one array type (one compiled kernel)
@@ -249,7 +249,7 @@ def _group(table: pa.Table, query: str) -> Chunk:
     case) are not regrouped."""
     ids = plain_ids(table.column(query))
     starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
-    first = ids.take(pa.array(starts))
+    first = ids.take(from_numpy(starts))
     if pc.count_distinct(first).as_py() == len(first):
         return Chunk(first, np.append(starts, len(ids)).astype(np.int64), table)
     return regroup(table, query)

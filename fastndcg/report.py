@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _validate as V
+from ._arrow import as_numpy, from_numpy, scalar
 from ._validate import OutputIsInput
 
 __all__ = ["Totals", "Report", "Output", "OutputIsInput", "PartWriter", "Part", "Rows",
@@ -231,7 +232,7 @@ class Rows:
         return len(self.ids)
 
     def select(self, mask: np.ndarray) -> "Rows":
-        arr = pa.array(mask)
+        arr = from_numpy(mask)
         return Rows(self.ids.filter(arr), self.n_docs[mask], self.values[mask], self.zero[mask],
                     None if self.weight is None else self.weight[mask],
                     None if self.extra is None else {k: v[mask] for k, v in self.extra.items()})
@@ -265,13 +266,13 @@ def weight_name(schema: pa.Schema) -> str | None:
 def rows_of(batch: pa.RecordBatch, zero: np.ndarray, schema: pa.Schema) -> Rows:
     """A batch of a part decoded back into :class:`Rows`."""
     names, weight = value_names(schema), weight_name(schema)
-    values = (np.column_stack([batch.column(n).to_numpy() for n in names]) if names
-              else np.zeros((batch.num_rows, 0)))
+    values = (np.column_stack([as_numpy(batch.column(n), zero_copy_only=True) for n in names])
+              if names else np.zeros((batch.num_rows, 0)))
     fixed = {schema.names[0], "n_docs", *names, *([weight] if weight else [])}
-    extra = {n: batch.column(n).to_numpy(zero_copy_only=False) for n in batch.schema.names
-             if n not in fixed}
-    return Rows(batch.column(0), batch.column("n_docs").to_numpy(), values, zero,
-                None if weight is None else batch.column(weight).to_numpy(), extra or None)
+    extra = {n: as_numpy(batch.column(n)) for n in batch.schema.names if n not in fixed}
+    weights = None if weight is None else as_numpy(batch.column(weight), zero_copy_only=True)
+    return Rows(batch.column(0), as_numpy(batch.column("n_docs"), zero_copy_only=True), values,
+                zero, weights, extra or None)
 
 
 def result_batch(schema: pa.Schema, rows: Rows) -> pa.RecordBatch:
@@ -280,12 +281,12 @@ def result_batch(schema: pa.Schema, rows: Rows) -> pa.RecordBatch:
         ids = ids.cast(schema.field(0).type)
     names = value_names(schema)
     weight = weight_name(schema)
-    cols = [ids, pa.array(np.asarray(rows.n_docs, np.int64))]
+    cols = [ids, from_numpy(np.asarray(rows.n_docs, np.int64))]
     if weight is not None:
-        cols.append(pa.array(np.asarray(rows.weight, np.float64)))
-    cols += [pa.array(np.ascontiguousarray(rows.values[:, i])) for i in range(len(names))]
+        cols.append(from_numpy(np.asarray(rows.weight, np.float64)))
+    cols += [from_numpy(np.ascontiguousarray(rows.values[:, i])) for i in range(len(names))]
     for field in list(schema)[len(cols):]:
-        cols.append(pa.array((rows.extra or {})[field.name], field.type))
+        cols.append(from_numpy((rows.extra or {})[field.name], field.type))
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
@@ -580,7 +581,7 @@ def runid_part(results: Any, runid: str, path: str | None) -> Part:
         f = pq.ParquetFile(results)
         schema, batches = f.schema_arrow, f.iter_batches()
     out = schema.insert(0, pa.field(RUNID, pa.string()))
-    name = pa.scalar(runid, pa.string())
+    name = scalar(runid, pa.string())
 
     def tagged(b: pa.RecordBatch) -> pa.RecordBatch:
         return pa.RecordBatch.from_arrays([pa.repeat(name, b.num_rows), *b.columns],

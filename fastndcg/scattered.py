@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import concat_ids, id_hash, plain_ids
+from ._arrow import as_numpy, concat_ids, from_numpy, id_hash, plain_ids, scalar
 from .chunks import regroup
 from .report import Part, PartWriter, Rows, Totals, weight_name
 
@@ -43,14 +43,13 @@ def duplicates_in(ids: pa.Array) -> pa.Array | None:
     if not len(ids):
         return None
     if pa.types.is_integer(ids.type):
-        s = np.sort(ids.to_numpy())
+        s = np.sort(as_numpy(ids, zero_copy_only=True))
         dup = np.unique(s[1:][s[1:] == s[:-1]])
-        return pa.array(dup, ids.type) if len(dup) else None
+        return from_numpy(dup, ids.type) if len(dup) else None
     encoded = ids.dictionary_encode()
-    counts = np.bincount(encoded.indices.to_numpy(zero_copy_only=False),
-                         minlength=len(encoded.dictionary))
+    counts = np.bincount(as_numpy(encoded.indices), minlength=len(encoded.dictionary))
     dup = np.flatnonzero(counts > 1)
-    return encoded.dictionary.take(pa.array(dup)) if len(dup) else None
+    return encoded.dictionary.take(from_numpy(dup)) if len(dup) else None
 
 
 class IdSpill:
@@ -95,7 +94,7 @@ class IdSpill:
         bucket = (id_hash(ids) % np.uint64(self.n_buckets)).astype(np.int64)
         order = np.argsort(bucket, kind="stable")
         bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1))
-        ids = ids.take(pa.array(order))
+        ids = ids.take(from_numpy(order))
         schema = pa.schema([("id", ids.type)])
         for b in range(self.n_buckets):
             lo, hi = int(bounds[b]), int(bounds[b + 1])
@@ -157,7 +156,7 @@ class Fixed:
             if not len(s.ids):
                 continue
             ids = s.ids if s.ids.type == dup_ids.type else s.ids.cast(dup_ids.type)
-            at = pc.index_in(ids, value_set=dup_ids).to_numpy(zero_copy_only=False).astype(np.int64)
+            at = as_numpy(pc.index_in(ids, value_set=dup_ids)).astype(np.int64)
             self.has[at] = True
             self.n_docs[at] = s.n_docs
             self.values[at] = s.values
@@ -176,7 +175,7 @@ class Fixed:
     def whole(self) -> Rows:
         """The whole-query results that exist, as rows."""
         mask = self.has
-        return Rows(self.dup_ids.filter(pa.array(mask)), self.n_docs[mask], self.values[mask],
+        return Rows(self.dup_ids.filter(from_numpy(mask)), self.n_docs[mask], self.values[mask],
                     self.zero[mask], None if self.weight is None else self.weight[mask],
                     None if self.extra is None else {k: v[mask] for k, v in self.extra.items()})
 
@@ -199,7 +198,7 @@ def rescore(batches: Iterable[pa.RecordBatch], query: str, dup_ids: pa.Array, sc
         for b in np.unique(bucket):
             if b not in writers:
                 writers[b] = pq.ParquetWriter(os.path.join(tmp, f"{b}.parquet"), rows.schema)
-            writers[b].write_batch(rows.filter(pa.array(bucket == b)))
+            writers[b].write_batch(rows.filter(from_numpy(bucket == b)))
 
     try:
         for batch in batches:
@@ -254,8 +253,8 @@ def patch(part: Part, writer: PartWriter, fixed: Fixed, home: np.ndarray | None 
     total = Totals.empty(writer.names, weighted=weight_name(part.schema) is not None)
     for rows in part.iter_rows():
         ids = rows.ids if rows.ids.type == fixed.dup_ids.type else rows.ids.cast(fixed.dup_ids.type)
-        at = pc.index_in(ids, value_set=fixed.dup_ids).fill_null(-1)
-        at = at.to_numpy(zero_copy_only=False).astype(np.int64)
+        at = pc.index_in(ids, value_set=fixed.dup_ids)
+        at = as_numpy(at.fill_null(scalar(-1, at.type))).astype(np.int64)
         keep = at < 0
         where = np.flatnonzero(~keep)
         where = where[~done[at[where]]]

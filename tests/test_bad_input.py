@@ -261,6 +261,10 @@ API = [
     ("idcg-gain-bad", lambda f: fastndcg.idcg(L, O, gain="log"), ["gain"]),
     ("dcg-log-base-1", lambda f: fastndcg.dcg(S, L, O, log_base=1), ["log_base"]),
     ("dcg-preset-bad", lambda f: fastndcg.dcg(S, L, O, preset="nope"), ["preset"]),
+    # ---- dcg_score: scikit-learn takes any finite log_base > 0 (0.0 with a warning at 1)
+    ("dcg-score-log-base-1", lambda f: fastndcg.dcg_score([[1, 0, 2]], [[0.1, 0.2, 0.3]], log_base=1), ["log_base"]),
+    ("dcg-score-log-base-below-1", lambda f: fastndcg.dcg_score([[1, 0, 2]], [[0.1, 0.2, 0.3]], log_base=0.5), ["log_base"]),
+    ("dcg-score-log-base-inf", lambda f: fastndcg.dcg_score([[1, 0, 2]], [[0.1, 0.2, 0.3]], log_base=float("inf")), ["log_base"]),
     # ---- evaluate: sources
     ("ev-source-None", ev(None), ["search log"]),
     ("ev-source-int", ev(123), ["search log"]),
@@ -504,6 +508,7 @@ CLI = [
     ("cli-log-base-1", EV + ["{log}", "--log-base", "1"], ["log"]),
     ("cli-log-base-negative", EV + ["{log}", "--log-base=-2"], ["log"]),
     ("cli-log-base-nan", EV + ["{log}", "--log-base", "nan"], ["log"]),
+    ("cli-compare-log-base-1", ["compare", "{log}", "--systems", "score,label", "--log-base", "1"], ["log"]),
     ("cli-nan-scores-bogus", EV + ["{log}", "--nan-scores", "first"], ["--nan-scores"]),
     ("cli-negative-labels-bogus", EV + ["{log}", "--negative-labels", "abs"], ["--negative-labels"]),
     ("cli-score-precision-bogus", EV + ["{log}", "--score-precision", "half"], ["--score-precision"]),
@@ -683,6 +688,9 @@ VALUE_OR_FIX = {
     "idcg-gain-bad": ["'log'"],
     "dcg-log-base-1": ["got 1"],
     "dcg-preset-bad": ["'nope'"],
+    "dcg-score-log-base-1": ["got 1", "log_base=2"],
+    "dcg-score-log-base-below-1": ["got 0.5"],
+    "dcg-score-log-base-inf": ["Got inf"],
     # ---- evaluate: sources
     "ev-source-None": ["got None"],
     "ev-source-int": ["got 123"],
@@ -862,6 +870,7 @@ VALUE_OR_FIX = {
     "cli-log-base-1": ["got 1.0"],
     "cli-log-base-negative": ["got -2.0"],
     "cli-log-base-nan": ["got nan"],
+    "cli-compare-log-base-1": ["got 1.0"],
     "cli-nan-scores-bogus": ["'first'"],
     "cli-negative-labels-bogus": ["'abs'"],
     "cli-score-precision-bogus": ["'half'"],

@@ -53,14 +53,13 @@ def test_ndcg_score_matches_sklearn(data, k, ignore_ties, draw):
 
 @SETTINGS
 @given(data=dense(min_cols=2), k=st.one_of(st.none(), st.integers(1, 12)),
-       log_base=st.sampled_from([2, 10, 1.5, 0.5, 1]), ignore_ties=st.booleans(), draw=st.data())
+       log_base=st.sampled_from([2, 10, 1.5, 1.01]), ignore_ties=st.booleans(), draw=st.data())
 def test_dcg_score_matches_sklearn(data, k, log_base, ignore_ties, draw):
     y_true, y_score = data
     y_true = y_true - (y_true.dtype.kind == "i")  # dcg_score allows negative relevance
     w = draw.draw(weights(len(y_true)))
-    with np.errstate(divide="ignore"):  # scikit-learn's own log_base=1 warning
-        want = sk.dcg_score(y_true, y_score, k=k, log_base=log_base, sample_weight=w,
-                            ignore_ties=ignore_ties)
+    want = sk.dcg_score(y_true, y_score, k=k, log_base=log_base, sample_weight=w,
+                        ignore_ties=ignore_ties)
     got = fastndcg.dcg_score(y_true, y_score, k=k, log_base=log_base, sample_weight=w,
                              ignore_ties=ignore_ties)
     assert abs(got - want) <= 1e-12 * max(1.0, abs(want))
@@ -135,7 +134,7 @@ def test_same_parameter_errors_as_sklearn(func, kwargs):
     same_with_name(str(ours.value), str(theirs.value))
 
 
-@pytest.mark.parametrize("log_base", [0, -1])
+@pytest.mark.parametrize("log_base", [0, -1, float("inf"), float("nan")])
 def test_dcg_score_log_base_errors_like_sklearn(log_base):
     args = ([[1, 0, 2]], [[0.1, 0.2, 0.3]])
     with pytest.raises(ValueError) as theirs:
@@ -143,6 +142,22 @@ def test_dcg_score_log_base_errors_like_sklearn(log_base):
     with pytest.raises(ValueError) as ours:
         fastndcg.dcg_score(*args, log_base=log_base)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("log_base", [1, 1.0, 0.5, np.float64(0.999)])
+def test_dcg_score_refuses_a_meaningless_log_base(log_base):
+    """scikit-learn takes any log_base > 0; at 1 it warns (division by zero) and
+    returns 0.0, below 1 every discount is negative. fastndcg refuses them as ndcg
+    does, naming log_base, the value and the fix."""
+    args = ([[1, 0, 2]], [[0.1, 0.2, 0.3]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theirs = sk.dcg_score(*args, log_base=log_base)  # a number, not an error
+    assert isinstance(theirs, float)
+    with pytest.raises(ValueError) as ours:
+        fastndcg.dcg_score(*args, log_base=log_base)
+    message = str(ours.value)
+    assert "log_base" in message and f"got {log_base!r}" in message, message
+    assert "log_base=2" in message, message
 
 
 def test_zero_weights_raise_like_sklearn():
