@@ -115,7 +115,7 @@ class CompileClock:
         event.unregister("numba:compile", self._listener)
 
     def total(self) -> float:
-        return sum(self.own.values())
+        return float(sum(self.own.values()))
 
     def variants(self) -> list:
         """(function, signature, seconds), slowest first."""

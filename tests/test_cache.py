@@ -49,7 +49,7 @@ report = {{
 import numpy as np
 out = fastndcg.ndcg(np.array({SCORES!r}), np.array({LABELS!r}), np.array({OFFSETS!r}),
                     k=[1, 3])
-batch = measures.dcg_chunk
+batch = measures.dcg_short_chunk
 report.update(
     result=[[float(v).hex() for v in row] for row in out],
     files_after_call={{d: files(d) for d in dirs}},

@@ -40,6 +40,24 @@ def _record(acc, rank, ks, j, out, q):
 
 
 @kernel(_nrt=False)
+def _add_run(acc, g, a, e, disc, ks, j, out, q):
+    """Add gain ``g`` at ranks a..e-1 (0-based) to the running sum ``acc``, storing
+    it at every cutoff reached; returns (acc, the next cutoff index)."""
+    for p in range(a, e):
+        acc += g * disc[p]
+        j = _record(acc, p + 1, ks, j, out, q)
+    return acc, j
+
+
+@kernel(_nrt=False)
+def _record_rest(acc, ks, j, out, q):
+    """Store ``acc`` for the cutoffs from index j on (past the list's end)."""
+    while j < len(ks):
+        out[q, j] = acc
+        j += 1
+
+
+@kernel(_nrt=False)
 def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
     """DCG at every cutoff in ``ks`` (sorted, unique) from a query's ranked summary
     of m ranks, into out[q]: each rank of a tie group carries the group's mean gain
@@ -54,16 +72,10 @@ def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
     else:
         r = np.int64(0)
         while r < m:
-            size = gsize[r]
-            mean = ggain[r] / size
-            e = min(r + size, m)
-            for p in range(r, e):
-                acc += mean * disc[p]
-                j = _record(acc, p + 1, ks, j, out, q)
+            e = min(r + gsize[r], m)
+            acc, j = _add_run(acc, ggain[r] / gsize[r], r, e, disc, ks, j, out, q)
             r = e
-    while j < len(ks):
-        out[q, j] = acc
-        j += 1
+    _record_rest(acc, ks, j, out, q)
 
 
 @kernel(_nrt=False)
@@ -123,14 +135,10 @@ def idcg_hist_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, hist_order,
                 break
             e = min(p + counts[label], m)
             if e > p:
-                g = gain_value(np.float64(label), gmode, table)
-                for r in range(p, e):
-                    acc += g * disc[r]
-                    j = _record(acc, r + 1, ks, j, out, q)
+                acc, j = _add_run(acc, gain_value(np.float64(label), gmode, table), p, e,
+                                  disc, ks, j, out, q)
                 p = e
-        while j < len(ks):
-            out[q, j] = acc
-            j += 1
+        _record_rest(acc, ks, j, out, q)
 
 
 @kernel(_nrt=False)
@@ -152,9 +160,7 @@ def idcg_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, top, gains, out)
             for p in range(m):
                 acc += top[p] * disc[p]
                 j = _record(acc, p + 1, ks, j, out, q)
-        while j < len(ks):
-            out[q, j] = acc
-            j += 1
+        _record_rest(acc, ks, j, out, q)
 
 
 # --------------------------------------------------------------------------- binary measures
