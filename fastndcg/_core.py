@@ -396,7 +396,6 @@ class MeasurePlan:
     bits: np.ndarray
     flags: np.ndarray
     n_rel: np.ndarray
-    whole: bool  # some measure needs the whole list ranked
     n_bits: int = 0
 
     @property
@@ -411,14 +410,13 @@ def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
         return np.array(values, np.int64)
 
     return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits),
-                       flags if lay.n_bits else np.zeros(0, np.uint8), n_rel, lay.whole,
+                       flags if lay.n_bits else np.zeros(0, np.uint8), n_rel,
                        lay.n_bits)
 
 
 def no_measures(n_q: int) -> MeasurePlan:
     empty = np.zeros(0, np.int64)
-    return MeasurePlan(empty, empty, empty, np.zeros(0, np.uint8), np.zeros((n_q, 1), np.int64),
-                       False)
+    return MeasurePlan(empty, empty, empty, np.zeros(0, np.uint8), np.zeros((n_q, 1), np.int64))
 
 
 def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: float,

@@ -610,14 +610,6 @@ def parse(measures, rel: int | None = None) -> Parsed:
     return out
 
 
-def needs_whole_list(m: Measure) -> bool:
-    """Whether a measure reads past every cutoff (ranks the whole list)."""
-    kind = REGISTRY[m.kind]
-    if kind.name in ("num_ret", "num_rel"):
-        return False
-    return m.cutoff is None
-
-
 @dataclass(frozen=True)
 class Layout:
     """How a list of binary measures reaches the kernels: the flag bits (one per
@@ -628,7 +620,6 @@ class Layout:
     codes: tuple
     cutoffs: tuple
     bits: tuple
-    whole: bool            # some measure ranks the whole list
 
     @property
     def n_bits(self) -> int:
@@ -657,8 +648,7 @@ def layout(others: list, rel: int) -> Layout:
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
         bits.append(judged_bit if kind.judgments else (rels.index(r) if kind.binary else 0))
-    return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits),
-                  any(needs_whole_list(m) for m in others))
+    return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits))
 
 
 def flags_of(lay: Layout, labels, judged=None):
