@@ -451,8 +451,10 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
                           F(work_chunks(batch.offsets, ideal.offsets)), want_dcg, want_idcg,
                           F(plan.codes), F(plan.cutoffs), F(plan.bits),
                           np.int64(plan.n_bits), F(plan.n_rel), out_dcg, out_idcg, out_m)
-    return (out_dcg[:, columns] if want_dcg else None,
-            out_idcg[:, columns] if want_idcg else None,
+    if columns != list(range(len(unique))):  # repeated or unsorted cutoffs
+        out_dcg, out_idcg = out_dcg[:, columns], out_idcg[:, columns]
+    return (out_dcg if want_dcg else None,
+            out_idcg if want_idcg else None,
             out_m if plan.n_measures else None)
 
 
@@ -460,21 +462,32 @@ def check_finite(values: np.ndarray, batch: Batch, what: str) -> None:
     """Gains near 2**1023 can sum past the largest float: say so, never return NaN."""
     bad = ~np.isfinite(values)
     if bad.any():
-        q = int(np.argwhere(bad)[0][0])
-        raise ValueError(f"{what} overflows for {batch.name(q)}: its gains are too large to "
-                         f"add up in float64; use gain='linear' or rescale the labels")
+        _overflow(what, batch, int(np.argwhere(bad)[0][0]))
+
+
+def _overflow(what: str, batch: Batch, q: int):
+    raise ValueError(f"{what} overflows for {batch.name(q)}: its gains are too large to "
+                     f"add up in float64; use gain='linear' or rescale the labels")
 
 
 def normalise(dcg: np.ndarray, idcg: np.ndarray, zero_idcg: str, batch: Batch,
-               cutoffs: list) -> np.ndarray:
-    zero = idcg == 0
-    out = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~zero)
-    if zero.any():
-        if zero_idcg == "error":
-            q, c = (int(i) for i in np.argwhere(zero)[0])
-            cut = "" if cutoffs[c] is None else f"@{cutoffs[c]}"
-            raise ValueError(f"IDCG{cut} is 0 for {batch.name(q)}: no item has a non-zero gain; "
-                             f"pass zero_idcg='zero' (scikit-learn, trec_eval), 'one' "
-                             f"(LightGBM) or 'nan' to score such queries")
-        out[zero] = {"zero": 0.0, "one": 1.0, "nan": np.nan}[zero_idcg]
+              cutoffs: list) -> np.ndarray:
+    """NDCG from DCG and IDCG ((n_queries, n_cutoffs) float64), with the
+    ``zero_idcg`` rule where IDCG is 0, in one compiled pass that also checks both
+    are finite (see :func:`check_finite`)."""
+    out = np.empty(dcg.shape)
+    first = np.full(3, -1, np.int64)
+    if dcg.size:
+        fill = {"zero": 0.0, "one": 1.0, "nan": np.nan, "error": 0.0}[zero_idcg]
+        K.ndcg_ratio(frozen(dcg), frozen(idcg), fill, out, first)
+    n_cut = max(1, dcg.shape[1])
+    for what, at in (("IDCG", first[0]), ("DCG", first[1])):
+        if at >= 0:
+            _overflow(what, batch, int(at) // n_cut)
+    if zero_idcg == "error" and first[2] >= 0:
+        q, c = divmod(int(first[2]), n_cut)
+        cut = "" if cutoffs[c] is None else f"@{cutoffs[c]}"
+        raise ValueError(f"IDCG{cut} is 0 for {batch.name(q)}: no item has a non-zero gain; "
+                         f"pass zero_idcg='zero' (scikit-learn, trec_eval), 'one' "
+                         f"(LightGBM) or 'nan' to score such queries")
     return out

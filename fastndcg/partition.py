@@ -308,10 +308,7 @@ class Scorer:
             plan = C.make_plan(lay, flags if flags is not None else np.zeros(0, np.uint8), n_rel)
         dcg, idcg, mvals = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode,
                                          opts.log_base, info, True, True, ideal=ideal, plan=plan)
-        if opts.cutoffs:
-            C.check_finite(idcg, batch, "IDCG")
-            C.check_finite(dcg, batch, "DCG")
-        else:
+        if not opts.cutoffs:
             dcg = idcg = np.zeros((batch.n_queries, 0))
         ids, n_docs, unjudged, judged = chunk.ids, np.diff(chunk.offsets), None, None
         weight = None if opts.weight is None else self._weights(chunk)

@@ -25,27 +25,28 @@ import numpy as np
 
 from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
                     M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
-from .rank import (PAIR_MAX, flagged_groups, gain_value, rank_pairs, rank_query, rank_short,
-                   select_top)
+from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_pairs, rank_query,
+                   rank_short, select_top)
 from ._jit import kernel
 
 
 @kernel(_nrt=False)
-def _record(acc, rank, ks, j, out, q):
-    """Store ``acc`` for every cutoff equal to ``rank``; returns the next cutoff index."""
-    while j < len(ks) and ks[j] == rank:
+def _add_run(acc, g, a, e, disc, ks, j, out, q):
+    """Add gain ``g`` at ranks a..e-1 (0-based) to the running sum ``acc``, rank
+    by rank (so the sum does not depend on how ranks are split into runs), storing
+    it at every cutoff from index j on that falls in a+1..e; returns (acc, the next
+    cutoff index). The walk for cuts deeper than ``rank.SHORT_MAX`` ranks; the
+    cutoffs are looked at once per run, not once per rank."""
+    p = a
+    while j < len(ks) and ks[j] <= e:  # a cutoff inside the run, or at its end
+        while p < ks[j]:
+            acc += g * disc[p]
+            p += 1
         out[q, j] = acc
         j += 1
-    return j
-
-
-@kernel(_nrt=False)
-def _add_run(acc, g, a, e, disc, ks, j, out, q):
-    """Add gain ``g`` at ranks a..e-1 (0-based) to the running sum ``acc``, storing
-    it at every cutoff reached; returns (acc, the next cutoff index)."""
-    for p in range(a, e):
+    while p < e:
         acc += g * disc[p]
-        j = _record(acc, p + 1, ks, j, out, q)
+        p += 1
     return acc, j
 
 
@@ -58,32 +59,75 @@ def _record_rest(acc, ks, j, out, q):
 
 
 @kernel(_nrt=False)
-def dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out):
-    """DCG at every cutoff in ``ks`` (sorted, unique) from a query's ranked summary
-    of m ranks, into out[q]: each rank of a tie group carries the group's mean gain
-    ("average"; single ranks for "stable"), or the gain of the rank
-    ("optimistic"/"pessimistic")."""
+def _span(cdisc, a, e):
+    """The sum of the discounts of ranks a..e-1 from their prefix sums ``cdisc``
+    (row 0 correctly rounded, row 1 what each misses): about one rounding off the
+    exact sum, and a single rank's discount exactly."""
+    return (cdisc[0, e] - cdisc[0, a]) + (cdisc[1, e] - cdisc[1, a])
+
+
+@kernel(_nrt=False)
+def walk(q, m, n, ks, disc, cdisc, gsize, ggain, out):
+    """DCG (or IDCG) at every cutoff in ``ks`` (sorted, unique) into out[q] of a
+    query of n rows from its ranked summary of m ranks: the run of ranks starting
+    at rank r has gsize[r] members (also those past m) and gain sum ggain[r], and
+    each of its ranks carries the mean (a tie group; for IDCG, ranks of equal
+    gain). Which sum a cutoff k gets depends only on d = min(k, n), so a value
+    has the same bits in any batch and beside any other cutoffs:
+
+    * d <= ``rank.SHORT_MAX``: the runs above k add their mean gain times the sum
+      of their discounts, read off the prefix sums ``cdisc`` (:func:`_span`: a
+      run of one rank gets its discount exactly, so "stable" ties give the bits
+      of a rank-by-rank sum), one cutoff at a time with the sum in a register
+      (walking the runs once and adding to every cutoff's entry of ``out``
+      measured 2x slower: a chain of loads and stores through memory);
+    * deeper: rank by rank (:func:`_add_run`)."""
+    nk = len(ks)
     j = np.int64(0)
-    acc = 0.0
-    if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
-        for p in range(m):
-            acc += rgain[p] * disc[p]
-            j = _record(acc, p + 1, ks, j, out, q)
-    else:
+    while j < nk and min(ks[j], n) <= SHORT_MAX:
+        k = ks[j]
+        lim = min(k, m)
+        acc = 0.0
+        r = np.int64(0)
+        while r < lim:
+            e = min(r + gsize[r], m)
+            acc += ggain[r] / gsize[r] * _span(cdisc, r, min(e, k))
+            r = e
+        out[q, j] = acc
+        j += 1
+    if j < nk:
+        acc = 0.0
         r = np.int64(0)
         while r < m:
             e = min(r + gsize[r], m)
             acc, j = _add_run(acc, ggain[r] / gsize[r], r, e, disc, ks, j, out, q)
             r = e
+        _record_rest(acc, ks, j, out, q)
+
+
+@kernel(_nrt=False)
+def dcg_walk(q, m, n, ks, disc, cdisc, tmode, gsize, ggain, rgain, out):
+    """DCG at every cutoff in ``ks`` (sorted, unique) from the ranked summary of m
+    ranks of a query of n rows, into out[q]: each rank of a tie group carries the
+    group's mean gain ("average"; single ranks for "stable": :func:`walk`,
+    as on the short path), or the gain of the rank ("optimistic"/"pessimistic",
+    rank by rank)."""
+    if tmode != OPTIMISTIC and tmode != PESSIMISTIC:
+        walk(q, m, n, ks, disc, cdisc, gsize, ggain, out)
+        return
+    j = np.int64(0)
+    acc = 0.0
+    for p in range(m):
+        acc, j = _add_run(acc, rgain[p], p, p + 1, disc, ks, j, out, q)
     _record_rest(acc, ks, j, out, q)
 
 
 @kernel(_nrt=False)
-def dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, pos,
+def dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode, pos,
                     gsize, ggain, out):
     """DCG of queries q0:q1 for "average" and "stable" ties when the deepest cutoff
     is at most ``rank.SHORT_MAX``: :func:`.rank.rank_pairs` (lists of at most
-    ``rank.PAIR_MAX`` rows) or :func:`.rank.rank_short`, then :func:`dcg_walk`."""
+    ``rank.PAIR_MAX`` rows) or :func:`.rank.rank_short`, then :func:`walk`."""
     kdeep = ks[len(ks) - 1]
     for q in range(q0, q1):
         lo = offsets[q]
@@ -93,11 +137,11 @@ def dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmo
             rank_pairs(lo, n, m, scores, labels, tmode, gmode, table, gsize, ggain)
         else:
             rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain)
-        dcg_walk(q, m, ks, disc, tmode, gsize, ggain, ggain, out)
+        walk(q, m, n, ks, disc, cdisc, gsize, ggain, out)
 
 
 @kernel(_nrt=False)
-def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top, gstart,
+def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode, top, gstart,
               gfill, gsize, ggain, rgain, out):
     """DCG of queries q0:q1, any tie rule and cutoff: :func:`.rank.rank_query`,
     then :func:`dcg_walk`."""
@@ -109,58 +153,73 @@ def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, to
         if m > 0:
             rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill,
                        gsize, ggain, rgain)
-        dcg_walk(q, m, ks, disc, tmode, gsize, ggain, rgain, out)
+        dcg_walk(q, m, n, ks, disc, cdisc, tmode, gsize, ggain, rgain, out)
 
 
 @kernel(_nrt=False)
-def idcg_hist_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, hist_order, counts, out):
+def idcg_hist_chunk(q0, q1, offsets, labels, ks, disc, cdisc, gmode, table, hist_order, counts,
+                    hgain, rgain, rsize, out):
     """IDCG at every cutoff in ``ks`` of queries q0:q1 whose labels are integers
     0..L-1 (``hist_order`` lists the label values by gain, highest first): a
-    query's labels are counted, then the counts are walked in gain order (the
-    ideal ranking: gains descending, so ties in gain do not matter)."""
+    query's labels are counted, then the counts, in gain order, are the ideal
+    ranking (gains descending, so ties in gain do not matter) as runs of equal
+    gain (labels of equal gain are one run), summarised by rank in
+    ``rsize``/``rgain`` (scratch; gain sum = gain x size, as :func:`idcg_chunk`
+    makes it, so both kernels hand :func:`walk` the same summary). ``hgain``
+    (scratch) gets the gains of ``hist_order``."""
     kdeep = ks[len(ks) - 1]
+    for h in range(len(hist_order)):
+        hgain[h] = gain_value(hist_order[h], gmode, table)
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
-        j = np.int64(0)
-        acc = 0.0
         m = min(kdeep, n)
         for label in hist_order:
             counts[label] = 0
         for i in range(lo, lo + n):
             counts[int(labels[i])] += 1
+        start = np.int64(-1)  # the rank where the run being filled starts
+        run_h = np.int64(0)  # the first label of that run
         p = np.int64(0)
-        for label in hist_order:
+        for h in range(len(hist_order)):
             if p >= m:
                 break
-            e = min(p + counts[label], m)
-            if e > p:
-                acc, j = _add_run(acc, gain_value(np.float64(label), gmode, table), p, e,
-                                  disc, ks, j, out, q)
-                p = e
-        _record_rest(acc, ks, j, out, q)
+            c = counts[hist_order[h]]
+            if c == 0:
+                continue
+            g = hgain[h]
+            if start < 0 or g != hgain[run_h]:
+                start = p
+                run_h = h
+                rsize[start] = 0
+            rsize[start] = min(rsize[start] + c, m - start)  # cut at m, as idcg_chunk's
+            rgain[start] = g * rsize[start]
+            p += c
+        walk(q, m, n, ks, disc, cdisc, rsize, rgain, out)
 
 
 @kernel(_nrt=False)
-def idcg_chunk(q0, q1, offsets, labels, ks, disc, gmode, table, top, gains, out):
+def idcg_chunk(q0, q1, offsets, labels, ks, disc, cdisc, gmode, table, top, gains, rsize, out):
     """IDCG at every cutoff in ``ks`` of queries q0:q1, any labels: a query's top
     gains are selected (:func:`.rank.select_top`; ``top`` and ``gains`` are float64
-    scratch), then walked."""
+    scratch), then summarised by rank as runs of equal gain (in ``rsize`` and
+    ``gains``) for :func:`walk`."""
     kdeep = ks[len(ks) - 1]
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
-        j = np.int64(0)
-        acc = 0.0
         m = min(kdeep, n)
         if m > 0:
             for i in range(n):
-                gains[i] = gain_value(np.float64(labels[lo + i]), gmode, table)
+                gains[i] = gain_value(labels[lo + i], gmode, table)
             select_top(gains, np.int64(0), n, m, top)
-            for p in range(m):
-                acc += top[p] * disc[p]
-                j = _record(acc, p + 1, ks, j, out, q)
-        _record_rest(acc, ks, j, out, q)
+            start = np.int64(0)
+            for p in range(1, m + 1):
+                if p == m or top[p] != top[start]:
+                    rsize[start] = p - start
+                    gains[start] = top[start] * (p - start)
+                    start = p
+        walk(q, m, n, ks, disc, cdisc, rsize, gains, out)
 
 
 # --------------------------------------------------------------------------- binary measures
@@ -336,3 +395,30 @@ def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n
             b = mbit[j]
             out[q, j] = measure_value(mcode[j], mk[j], b, tmode, n, n_rel[q, b] if nb > 0 else 0,
                                       n_e, ints[9], ints[10], ecnt)
+
+
+# --------------------------------------------------------------------------- NDCG
+
+
+@kernel(_nrt=False)
+def ndcg_ratio(dcg, idcg, fill, out, first):
+    """out = dcg / idcg (2-D, one row a query), ``fill`` where idcg is 0, in one
+    pass that also finds, as flat indices (-1: none), the first entry where idcg
+    is not finite (first[0]), where dcg is not finite (first[1]) and where idcg is
+    0 (first[2])."""
+    nk = dcg.shape[1]
+    for q in range(dcg.shape[0]):
+        for j in range(nk):
+            d = dcg[q, j]
+            i = idcg[q, j]
+            if i - i != 0.0 and first[0] < 0:  # inf or NaN
+                first[0] = q * nk + j
+            if d - d != 0.0 and first[1] < 0:
+                first[1] = q * nk + j
+            if i == 0.0:
+                out[q, j] = fill
+                if first[2] < 0:
+                    first[2] = q * nk + j
+            else:
+                out[q, j] = d / i
+

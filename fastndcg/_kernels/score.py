@@ -28,7 +28,8 @@ from .threads import run_chunks
 
 def scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg, n_measures, nb):
     """The arrays one thread's kernel calls work in, for queries of at
-    most ``longest`` rows (``ilongest`` ideal rows): (top, ints, uval, floats, ecnt)."""
+    most ``longest`` rows (``ilongest`` ideal rows): (top, ints, uval, floats, ecnt,
+    hgain, rsize)."""
     kdeep = int(ks[-1])
     m_max = max(1, min(kdeep, longest)) if want_dcg else 1
     f_max = longest + 1 if n_measures else 1
@@ -38,7 +39,27 @@ def scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg, n_measur
     fwidth = max(m_max, deep, ilongest)
     return (np.empty(m_max, scores.dtype), np.zeros((11, width), np.int64),
             np.empty(f_max, scores.dtype), np.zeros((4, fwidth), np.float64),
-            np.zeros((f_max, max(nb, 1)), np.int64))
+            np.zeros((f_max, max(nb, 1)), np.int64), np.zeros(max(1, len(hist_order))),
+            np.zeros(max(fwidth, n_hist), np.int64))
+
+
+def prefix_sums(values):
+    """The prefix sums of ``values`` as two rows, read-only: row 0 [0, v0, v0 + v1,
+    ...] each correctly rounded (math.fsum), row 1 what each misses of the exact
+    sum (rounded), so that (hi[e] - hi[a]) + (lo[e] - lo[a]) is the sum of
+    values[a:e] to about one rounding: a single value comes back exactly."""
+    from fractions import Fraction
+
+    hi = [0.0]
+    lo = [0.0]
+    exact = Fraction(0)
+    for v in values:
+        exact += Fraction(float(v))
+        hi.append(float(exact))
+        lo.append(float(exact - Fraction(hi[-1])))
+    out = np.array([hi, lo])
+    out.flags.writeable = False
+    return out
 
 
 def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmode, table,
@@ -58,28 +79,29 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     # a cut of at most SHORT_MAX ranks under average/stable ties: the one-pass path
     short = min(int(ks[-1]), longest) <= SHORT_MAX and tmode in (AVERAGE, STABLE)
     ilongest = max(1, int(np.diff(ioffsets).max(initial=0)))
+    cdisc = prefix_sums(disc[:SHORT_MAX])
 
     def make():
         return scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
                        len(mcode), nb)
 
     def work(c, s):
-        top, ints, uval, floats, ecnt = s
+        top, ints, uval, floats, ecnt, hgain, rsize = s
         q0, q1 = chunks[c], chunks[c + 1]
         if want_dcg and short:
-            dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode,
-                            ints[1], ints[2], floats[0], out_dcg)
+            dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table,
+                            tmode, ints[1], ints[2], floats[0], out_dcg)
         elif want_dcg:
-            dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, gmode, table, tmode, top,
-                      ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
+            dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode,
+                      top, ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
         if len(mcode):
             measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel,
                            uval, ints, ecnt, out_m)
         if want_idcg and len(hist_order):
-            idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, gmode, table, hist_order,
-                            ints[3], out_idcg)
+            idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table,
+                            hist_order, ints[3], hgain, floats[2], rsize, out_idcg)
         elif want_idcg:
-            idcg_chunk(q0, q1, ioffsets, ilabels, ks, disc, gmode, table, floats[2], floats[3],
-                       out_idcg)
+            idcg_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table, floats[2],
+                       floats[3], rsize, out_idcg)
 
     run_chunks(len(chunks) - 1, work, make)
