@@ -34,9 +34,15 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = r"""
 import json, sys, time
 import numpy as np
-sys.path.insert(0, sys.argv[2])  # this checkout's benchmarks/ (the data)
-from benchmarks import _data
-import fastndcg
+import importlib.util
+import os
+import fastndcg  # the checkout on PYTHONPATH: imported before anything else is on the path
+if os.path.dirname(os.path.dirname(os.path.abspath(fastndcg.__file__))) != os.path.abspath(os.environ["PYTHONPATH"]):
+    raise SystemExit(f"imported {fastndcg.__file__}, not the checkout {os.environ['PYTHONPATH']}")
+# the data: this checkout's benchmarks/_data.py for both sides, loaded by its path
+spec = importlib.util.spec_from_file_location("bench_data", f"{sys.argv[2]}/benchmarks/_data.py")
+_data = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(_data)
 
 def cases():
     for name, n_q, rows, k, dt, fixed in (("5rows", 2_000_000, 5, [1, 3, 5, 10], np.float32, False),
