@@ -25,8 +25,8 @@ import numpy as np
 
 from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
                     M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
-from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_pairs, rank_query,
-                   rank_short, select_top)
+from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
+                   rank_query, rank_short, select_top)
 from ._jit import kernel
 
 
@@ -154,6 +154,22 @@ def dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tm
             rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill,
                        gsize, ggain, rgain)
         dcg_walk(q, m, n, ks, disc, cdisc, tmode, gsize, ggain, rgain, out)
+
+
+@kernel(_nrt=False)
+def dcg_packed_chunk(q0, q1, offsets, sbits, labels, ks, disc, cdisc, gmode, table, tmode, keys,
+                     top, gsize, ggain, out):
+    """DCG of queries q0:q1 for float32 scores (``sbits``: their bits as uint32)
+    under "average" or "stable" ties: :func:`.rank.rank_packed`, then
+    :func:`walk`."""
+    kdeep = ks[len(ks) - 1]
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        m = min(kdeep, n)
+        if m > 0:
+            rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, keys, top, gsize, ggain)
+        walk(q, m, n, ks, disc, cdisc, gsize, ggain, out)
 
 
 @kernel(_nrt=False)

@@ -303,6 +303,52 @@ def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill
             order_gains(rgain, gstart[g], gfill[g], tmode == OPTIMISTIC)
 
 
+LOW32 = np.uint64(0xFFFFFFFF)
+SIGN32 = np.uint64(0x80000000)
+HIGH = np.uint64(32)
+
+
+@kernel(_nrt=False)
+def rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, keys, top, gsize, ggain):
+    """:func:`rank_query` for float32 scores under "average" or "stable" ties
+    (``sbits``: the scores' bits as uint32), selecting packed keys instead of
+    values: a row's key is its score mapped to an unsigned integer in the same
+    order (-0.0 as 0.0), shifted up 32 bits, below it ~position, so the m largest
+    keys (:func:`select_top`; ``keys`` n slots, ``top`` m slots, uint64) are the
+    first m rows in rank order (score descending, then input position) with
+    their positions. The groups are read straight off them, and one pass over
+    the rows after the last kept one counts the members of the group at the cut
+    beyond it: no second pass putting every row into its group (which cost a
+    quarter of the time at k=100 on 1,000-row lists). Gains are summed in input
+    order, as :func:`rank_query` sums them."""
+    for i in range(n):
+        b = np.uint64(sbits[lo + i])
+        if b == SIGN32:  # -0.0 ties with 0.0
+            b = np.uint64(0)
+        if b & SIGN32:
+            b = ~b & LOW32
+        else:
+            b = b | SIGN32
+        keys[i] = (b << HIGH) | (LOW32 - np.uint64(i))
+    select_top(keys, np.int64(0), n, m, top)
+    start = np.int64(0)
+    for p in range(m):
+        if tmode == STABLE or p == 0 or (top[p] >> HIGH) != (top[start] >> HIGH):
+            start = p
+            gsize[p] = 0
+            ggain[p] = 0.0
+        pos = np.int64(LOW32 - (top[p] & LOW32))
+        gsize[start] += 1
+        ggain[start] += gain_value(labels[lo + pos], gmode, table)
+    if tmode == STABLE:
+        return
+    cut = top[m - 1] >> HIGH
+    for i in range(np.int64(LOW32 - (top[m - 1] & LOW32)) + 1, n):
+        if (keys[i] >> HIGH) == cut:
+            gsize[start] += 1
+            ggain[start] += gain_value(labels[lo + i], gmode, table)
+
+
 @kernel(_nrt=False)
 def order_gains(rgain, a, e, descending):
     """Sort rgain[a:e] descending, or ascending."""

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .codes import AVERAGE, STABLE
-from .measures import (dcg_chunk, dcg_short_chunk, idcg_chunk, idcg_hist_chunk,
-                       measures_chunk)
+from .measures import (dcg_chunk, dcg_packed_chunk, dcg_short_chunk, idcg_chunk,
+                       idcg_hist_chunk, measures_chunk)
 from .rank import SHORT_MAX
 from .threads import run_chunks
 
@@ -80,15 +80,26 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     short = min(int(ks[-1]), longest) <= SHORT_MAX and tmode in (AVERAGE, STABLE)
     ilongest = max(1, int(np.diff(ioffsets).max(initial=0)))
     cdisc = prefix_sums(disc[:SHORT_MAX])
+    # deeper cuts of float32 scores under average/stable ties select packed keys
+    packed = (want_dcg and not short and tmode in (AVERAGE, STABLE)
+              and scores.dtype == np.float32)
+    sbits = scores.view(np.uint32) if packed else None
 
     def make():
-        return scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
-                       len(mcode), nb)
+        arrays = scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
+                         len(mcode), nb)
+        if packed:  # keys of a query's rows, and the top m of them
+            arrays += (np.empty(longest, np.uint64),
+                       np.empty(max(1, min(int(ks[-1]), longest)), np.uint64))
+        return arrays
 
     def work(c, s):
-        top, ints, uval, floats, ecnt, hgain, rsize = s
+        top, ints, uval, floats, ecnt, hgain, rsize = s[:7]
         q0, q1 = chunks[c], chunks[c + 1]
-        if want_dcg and short:
+        if packed:
+            dcg_packed_chunk(q0, q1, offsets, sbits, labels, ks, disc, cdisc, gmode, table,
+                             tmode, s[7], s[8], ints[2], floats[0], out_dcg)
+        elif want_dcg and short:
             dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table,
                             tmode, ints[1], ints[2], floats[0], out_dcg)
         elif want_dcg:
