@@ -437,4 +437,3 @@ def ndcg_ratio(dcg, idcg, fill, out, first):
                     first[2] = q * nk + j
             else:
                 out[q, j] = d / i
-
