@@ -136,6 +136,23 @@ def test_long_group_among_short_ones(make):
     assert _order(ids, even) == _expected(ids, even)
 
 
+@pytest.mark.parametrize("low_bits, n_low", [(4, 17), (6, 30), (8, 30)])
+def test_sort_keys_past_the_spread_rounds(low_bits, n_low):
+    # powers of two spread so widely that each round of the spread sort peels off
+    # only a few, with a cluster of small keys below them: the cluster is still
+    # over 16 keys after the 8 rounds and goes to the heapsort (checked under
+    # NUMBA_DISABLE_JIT for these cases)
+    from fastndcg._kernels.join import _sort_keys
+
+    keys = np.array([1 << i for i in range(low_bits, 64)] + list(range(n_low)), np.uint64)
+    a = np.random.default_rng(low_bits).permutation(keys)
+    n = len(a)
+    buckets = 1 << int(np.ceil(np.log2(n)))
+    _sort_keys(a, n, np.empty(n, np.uint64), np.empty(2 * buckets + 1, np.int64),
+               np.empty(3 * (n // 16 + 1), np.int64))
+    assert a.tolist() == sorted(keys.tolist())
+
+
 def test_empty_and_single_groups():
     assert _order([5, 7, 6], [0, 0, 1, 1, 3, 3]) == [0, 1, 2]
 

@@ -16,9 +16,9 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-@kernel(inline="always")
-def _mix64(x):
-    # splitmix64's finaliser: every input bit affects every output bit
+@kernel(_nrt=False)
+def mix64(x):
+    """SplitMix64's output function: every input bit affects every output bit."""
     x = (x ^ (x >> np.uint64(30))) * _MIX1
     x = (x ^ (x >> np.uint64(27))) * _MIX2
     return x ^ (x >> np.uint64(31))
@@ -27,7 +27,7 @@ def _mix64(x):
 @kernel
 def hash_int64(ids, out):
     for i in range(len(ids)):
-        out[i] = _mix64(np.uint64(ids[i]))
+        out[i] = mix64(np.uint64(ids[i]))
 
 
 @kernel
@@ -37,4 +37,4 @@ def hash_strings(data, offsets, out):
         h = np.uint64(0xCBF29CE484222325)
         for j in range(offsets[i], offsets[i + 1]):
             h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
-        out[i] = _mix64(h)
+        out[i] = mix64(h)

@@ -28,6 +28,7 @@ import numpy as np
 from numba import uint64
 
 from ._jit import kernel
+from .hashing import mix64
 from .threads import run_chunks
 
 
@@ -41,31 +42,22 @@ def _over_jobs(n_jobs: int, run) -> None:
 
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 # the block picks, the rows within blocks and the sign flips draw from unrelated streams
 _STREAM_BLOCK = np.uint64(0xB10C)
 _STREAM_BOOT = np.uint64(0x5B0075)
 _STREAM_FLIP = np.uint64(0xF119)
 
 
-@kernel(inline="always")
-def _mix(z):
-    z = (z ^ (z >> uint64(30))) * _M1
-    z = (z ^ (z >> uint64(27))) * _M2
-    return z ^ (z >> uint64(31))
-
-
-@kernel(inline="always")
+@kernel
 def _key(seed, stream, group, r):
     """The offset of the stream of resample r of group g (three rounds of mixing so
     that neighbouring (seed, group, r) give unrelated streams)."""
-    k = _mix(seed ^ stream)
-    k = _mix(k + uint64(group) * GOLDEN)
-    return _mix(k + uint64(r) * GOLDEN)
+    k = mix64(seed ^ stream)
+    k = mix64(k + uint64(group) * GOLDEN)
+    return mix64(k + uint64(r) * GOLDEN)
 
 
-@kernel(inline="always")
+@kernel
 def _below(u, n):
     """floor(u * n / 2**64) for n < 2**32: a uniform integer in [0, n) whose bias is
     at most n / 2**64 (exact 128-bit high product from 32-bit halves)."""
@@ -78,7 +70,7 @@ BLOCK_SHIFT = 11        # 2,048 rows (16 KB of one system's values) per block
 RESAMPLES_PER_JOB = 16  # resamples sharing one pass over the blocks
 
 
-@kernel(inline="always")
+@kernel
 def _count_blocks(key, size, hist, q, buf):
     """Stage one of a resample: how many of its ``size`` draws fall in each block.
 
@@ -93,13 +85,13 @@ def _count_blocks(key, size, hist, q, buf):
     for c0 in range(0, pairs, width):
         c1 = min(pairs, c0 + width)
         for i in range(c0, c1):
-            u = _mix(key + uint64(2 * i) * GOLDEN)
+            u = mix64(key + uint64(2 * i) * GOLDEN)
             buf[2 * (i - c0)] = np.int32(((u & half) * m) >> to_block)
             buf[2 * (i - c0) + 1] = np.int32(((u >> sh) * m) >> to_block)
         for t in range(2 * (c1 - c0)):
             hist[q, buf[t]] += 1
     if size % 2:
-        hist[q, _below(_mix(key + uint64(size) * GOLDEN), m) >> uint64(BLOCK_SHIFT)] += 1
+        hist[q, _below(mix64(key + uint64(size) * GOLDEN), m) >> uint64(BLOCK_SHIFT)] += 1
 
 
 def bootstrap_means(values, offsets, n_resamples, seed):
@@ -167,7 +159,7 @@ def _bootstrap_jobs(j0, j1, values, offsets, n_resamples, s, out):
                     if width == block:  # 16 random bits per row index, 4 per number
                         quads = n_draws >> 2
                         for t in range(quads):
-                            u = _mix(key + k * GOLDEN)
+                            u = mix64(key + k * GOLDEN)
                             k += uint64(1)
                             j0 = base + np.int64(u & mask)
                             j1 = base + np.int64((u >> uint64(16)) & mask)
@@ -177,7 +169,7 @@ def _bootstrap_jobs(j0, j1, values, offsets, n_resamples, s, out):
                             a1 += row0[j2] + row0[j3]
                             b0 += row1[j0] + row1[j1]
                             b1 += row1[j2] + row1[j3]
-                        u = _mix(key + k * GOLDEN)
+                        u = mix64(key + k * GOLDEN)
                         k += uint64(1)
                         for z in range(n_draws - 4 * quads):
                             j = base + np.int64((u >> uint64(16 * z)) & mask)
@@ -186,7 +178,7 @@ def _bootstrap_jobs(j0, j1, values, offsets, n_resamples, s, out):
                     else:  # the group's last, partial block
                         w = uint64(width)
                         for t in range(n_draws):
-                            u = _mix(key + k * GOLDEN)
+                            u = mix64(key + k * GOLDEN)
                             k += uint64(1)
                             j = base + np.int64(_below(u, w))
                             a0 += row0[j]
@@ -240,7 +232,7 @@ def _signflip_jobs(j0, j1, diffs, offsets, n_resamples, s, signs, out):
             row = diffs[p]
             lanes = np.zeros(8)
             for b in range(full):
-                bits = _mix(key + uint64(b) * GOLDEN)
+                bits = mix64(key + uint64(b) * GOLDEN)
                 base = start + b * 64
                 for q in range(8):
                     byte = (bits >> uint64(8 * q)) & uint64(255)
@@ -250,7 +242,7 @@ def _signflip_jobs(j0, j1, diffs, offsets, n_resamples, s, signs, out):
             for t in range(8):
                 acc += lanes[t]
             if full * 64 < size:
-                bits = _mix(key + uint64(full) * GOLDEN)
+                bits = mix64(key + uint64(full) * GOLDEN)
                 base = start + full * 64
                 for t in range(size - full * 64):
                     acc += signs[(bits >> uint64(t)) & uint64(1), 0] * row[base + t]
