@@ -471,11 +471,13 @@ def _overflow(what: str, batch: Batch, q: int):
 
 
 def normalise(dcg: np.ndarray, idcg: np.ndarray, zero_idcg: str, batch: Batch,
-              cutoffs: list) -> np.ndarray:
+              cutoffs: list, in_place: bool = False) -> np.ndarray:
     """NDCG from DCG and IDCG ((n_queries, n_cutoffs) float64), with the
     ``zero_idcg`` rule where IDCG is 0, in one compiled pass that also checks both
-    are finite (see :func:`check_finite`)."""
-    out = np.empty(dcg.shape)
+    are finite (see :func:`check_finite`). ``in_place``: written over ``dcg``
+    (an array of the caller's own that nothing reads after), which saves a new
+    array (its first touch: ~8 ns a query of four cutoffs)."""
+    out = dcg if in_place else np.empty(dcg.shape)
     first = np.full(3, -1, np.int64)
     if dcg.size:
         fill = {"zero": 0.0, "one": 1.0, "nan": np.nan, "error": 0.0}[zero_idcg]

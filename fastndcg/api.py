@@ -284,7 +284,7 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, k, options)
     dcg_v, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
-    return _shape(C.normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs), multi)
+    return _shape(C.normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs, in_place=True), multi)
 
 
 def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,

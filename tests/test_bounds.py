@@ -37,7 +37,7 @@ flabels = labels.astype(np.float64) + 0.5                        # not countable
 wide = rng.integers(0, 60, n)                                    # past the label histogram
 last = slice(mixed[-2], n)
 for offsets, cut in ((mixed, slice(0, n)), (np.array([0, 1000]), last)):  # + one long list
-    for k in ([1, 3, 10], [5, 70, 300], [1, 33, 100, 1000], None):
+    for k in ([1, 3, 10], [5, 70, 300], [1, 33, 100, 1000], [1, 64, 65], None):
         for lab in (labels, flabels, wide):
             lab = lab[cut]
             fastndcg.idcg(lab, offsets, k=k)

@@ -261,6 +261,25 @@ def test_multi_k_equals_separate_calls(batch, ks, ties, gain):
             same(multi[:, j], func(*args, k=kj, **extra))
 
 
+@pytest.mark.parametrize("ks", [[1, 65], [63, 64, 65], [64, 66, 200], [2, 64], [65]])
+@pytest.mark.parametrize("ties", TIES)
+def test_cutoffs_either_side_of_the_prefix_sums(ks, ties):
+    # cutoffs of at most 64 ranks are read off prefix sums that end at rank 64;
+    # one deeper beside them is summed rank by rank: each alone or together,
+    # the same bits (one tie group of 94 rows, distinct scores, two groups)
+    rng = np.random.default_rng(len(ks))
+    labels = rng.integers(0, 3, 282)
+    scores = np.concatenate([np.zeros(94), rng.permutation(94).astype(float), np.repeat([1.0, 0.0], 47)])
+    offsets = [0, 94, 188, 282]
+    for func, args in [(fastndcg.ndcg, (scores, labels, offsets)),
+                       (fastndcg.dcg, (scores, labels, offsets)),
+                       (fastndcg.idcg, (labels, offsets))]:
+        kw = {} if func is fastndcg.idcg else {"ties": ties}
+        multi = func(*args, k=ks, **kw)
+        for j, kj in enumerate(ks):
+            same(multi[:, j], func(*args, k=kj, **kw))
+
+
 # --------------------------------------------------------------------------- Python threads
 
 def test_concurrent_calls_match_sequential():
