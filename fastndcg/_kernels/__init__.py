@@ -4,7 +4,8 @@
 * :mod:`.measures` -- the measures: accumulators over the ranked summary (DCG,
   AP, RR, P, R, ...), and IDCG;
 * :mod:`.score` -- the parallel driver: rank each query once, then measure;
-* :mod:`.scan` -- the validation pass over scores and labels;
+* :mod:`.scan` -- the validation pass over scores and labels, and the pass that
+  totals per-query values;
 * :mod:`.join` -- the qrels join and trec_eval's document order, by kind of id
   (integers as numbers, strings through :mod:`.strings`' byte-order helpers);
 * :mod:`.runs` -- where runs of equal query ids start;
@@ -28,7 +29,7 @@ _WHERE = {
     "score_batch": "score", "dcg_chunk": "measures", "idcg_chunk": "measures",
     "dcg_short_chunk": "measures", "idcg_hist_chunk": "measures",
     "measures_chunk": "measures", "ndcg_ratio": "measures",
-    "scan_values": "scan", "scan_chunk": "scan",
+    "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs",

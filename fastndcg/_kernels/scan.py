@@ -1,4 +1,5 @@
-"""The validation pass: one scan of scores and labels, chunks on several threads."""
+"""The scans: the validation pass over scores and labels (chunks on several
+threads), and the pass over per-query values that totals them."""
 
 from __future__ import annotations
 
@@ -59,3 +60,34 @@ def scan_values(scores, labels, n_chunks):
 
     run_chunks(n_chunks, work)
     return first, lmin, lmax
+
+
+@kernel(_nrt=False)
+def column_totals(values, clean, sums, counts, big):
+    """One pass over per-query values (n, c) for their totals: ``clean`` <- the
+    values with NaN as 0; per column, ``sums`` <- the sum of ``clean`` added row
+    by row from 0.0 (the order, and so the bits, of NumPy's ``sum(axis=0)`` of a
+    C-ordered array of two or more columns), ``counts`` <- the values that are not
+    NaN and ``big`` <- the largest magnitude. Returns the flat index of the first
+    infinite value (-1: none). NumPy took ~10 ns a value for these over columns."""
+    n, c = values.shape
+    bad = -1
+    for j in range(c):
+        sums[j] = 0.0
+        counts[j] = 0
+        big[j] = 0.0
+    for i in range(n):
+        for j in range(c):
+            x = values[i, j]
+            if x != x:
+                x = 0.0
+            else:
+                counts[j] += 1
+                a = abs(x)
+                if a > big[j]:
+                    big[j] = a
+                if a == np.inf and bad < 0:
+                    bad = i * c + j
+            clean[i, j] = x
+            sums[j] += x
+    return bad
