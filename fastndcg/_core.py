@@ -409,14 +409,15 @@ def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
     def ints(values):
         return np.array(values, np.int64)
 
-    return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits),
+    return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits).reshape(-1, 2),
                        flags if lay.n_bits else np.zeros(0, np.uint8), n_rel,
                        lay.n_bits)
 
 
 def no_measures(n_q: int) -> MeasurePlan:
     empty = np.zeros(0, np.int64)
-    return MeasurePlan(empty, empty, empty, np.zeros(0, np.uint8), np.zeros((n_q, 1), np.int64))
+    return MeasurePlan(empty, empty, np.zeros((0, 2), np.int64), np.zeros(0, np.uint8),
+                       np.zeros((n_q, 1), np.int64))
 
 
 def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: float,

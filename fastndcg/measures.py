@@ -31,6 +31,7 @@ column          trec_eval         ir_measures              meaning
 ``num_rel``     ``num_rel``       ``NumRel``               R
 ``num_rel_ret`` ``num_rel_ret``   ``NumRelRet``            relevant items retrieved
 ``judged@10``   --                ``Judged@10``            judged share of the top 10
+``bpref``       ``bpref``         ``Bpref``                relevant above non-relevant
 =============== ================= ======================== ====================
 
 A threshold other than 1 is part of the column name: ``ap(rel=2)``,
@@ -116,6 +117,10 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          summary="sum", reference="num_rel_query", doc="R: relevant judged documents"),
     Kind("num_rel_ret", KC.M_NUM_REL_RET, "num_rel_ret", None, "NumRelRet", "none", True,
          False, summary="sum", reference="num_rel_ret_query", doc="relevant items retrieved"),
+    Kind("bpref", KC.M_BPREF, "bpref", None, "Bpref", "none", True, False,
+         reference="bpref_query",
+         doc="per relevant item, 1 - (judged non-relevant items above it, at most R) / "
+             "min(judged non-relevant, R); summed and divided by R"),
     Kind("judged", KC.M_JUDGED, None, None, "Judged", "required", False, True,
          reference="judged_query",
          doc="judged items in the top k, divided by min(k, items retrieved)"),
@@ -614,7 +619,9 @@ def parse(measures, rel: int | None = None) -> Parsed:
 class Layout:
     """How a list of binary measures reaches the kernels: the flag bits (one per
     relevance threshold, then one for "judged" if a measure reads it) and, per
-    measure, its code, cutoff (-1: none) and bit."""
+    measure, its code, cutoff (-1: none) and bits: the one it reads, and a second
+    (bpref: the bit at threshold 0, judged items with a label >= 0, which tells
+    judged non-relevant items from unjudged ones; others: the first again)."""
     rels: tuple            # the threshold of flag bit b, for b < len(rels)
     judged_bit: int        # the bit saying "judged" (-1: none)
     codes: tuple
@@ -635,8 +642,9 @@ def layout(others: list, rel: int) -> Layout:
         kind = REGISTRY[m.kind]
         if kind.binary:
             r = m.rel if m.rel is not None else rel
-            if r not in rels:
-                rels.append(r)
+            for t in ((r, 0) if kind.code == KC.M_BPREF else (r,)):
+                if t not in rels:
+                    rels.append(t)
     rels.sort()
     judged_bit = len(rels) if judged else -1
     if len(rels) + judged > 8:
@@ -647,7 +655,8 @@ def layout(others: list, rel: int) -> Layout:
         r = m.rel if m.rel is not None else rel
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
-        bits.append(judged_bit if kind.judgments else (rels.index(r) if kind.binary else 0))
+        b = judged_bit if kind.judgments else (rels.index(r) if kind.binary else 0)
+        bits.append((b, rels.index(0) if kind.code == KC.M_BPREF else b))
     return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits))
 
 

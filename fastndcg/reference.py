@@ -368,8 +368,8 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
 #                  relevant items in earlier groups; see each measure.
 
 BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
-                   "num_ret", "num_rel", "num_rel_ret")
-_K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret")
+                   "num_ret", "num_rel", "num_rel_ret", "bpref")
+_K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref")
 
 
 class _Query:
@@ -638,10 +638,64 @@ def num_rel_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
                         nan_scores).n_rel_ret)
 
 
+def bpref_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                doc_ids=None, nan_scores="error", n_nonrel=None) -> float:
+    """bpref (trec_eval ``bpref``, Buckley & Voorhees, SIGIR 2004): for each relevant
+    item, 1 - min(n, R) / min(N, R), where n counts the judged non-relevant items
+    ranked above it (1 when n is 0); the sum divided by R (0 when R is 0).
+
+    Judged non-relevant means judged with a label from 0 to rel - 1: a judged item
+    with a negative label is "in the pool but unjudged" to trec_eval and counts
+    as neither; unjudged items are skipped. N is ``n_nonrel`` (qrels mode: the
+    query's judged non-relevant documents, retrieved or not) or those of the list.
+
+    ties="average": a relevant item of a tie group with c judged non-relevant
+    members has x = 0..c of them above it, each equally likely, so the group adds
+    (its relevant items) x the mean of the terms over x; "optimistic" /
+    "pessimistic" put the relevant items first / last in their group.
+
+    >>> from fastndcg import reference
+    >>> reference.bpref_query([0.9, 0.8, 0.7], [1, 0, 2])  # 1 + (1 - 1/1), over R = 2
+    0.5
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    grades = [_clean_label(r, "keep") for r in labels]
+    nonrel = [q.judged[i] and 0 <= grades[i] < rel for i in range(q.n)]
+    n_non = sum(nonrel)
+    if n_nonrel is not None:
+        if int(n_nonrel) != n_nonrel or n_nonrel < n_non:
+            raise ValueError(f"n_nonrel={n_nonrel!r} is smaller than the {n_non} judged "
+                             "non-relevant items of the list (or not an integer)")
+        n_non = int(n_nonrel)
+    if q.R == 0:
+        return 0.0
+
+    def term(above):
+        return 1.0 if above == 0 else 1.0 - min(above, q.R) / min(n_non, q.R)
+
+    total = 0.0
+    above = 0
+    if q.ties != "average":
+        for i in q.order(q.relevant):
+            if q.relevant[i]:
+                total += term(above)
+            elif nonrel[i]:
+                above += 1
+        return total / q.R
+    for group in q.groups:
+        r = sum(1 for i in group if q.relevant[i])
+        c = sum(1 for i in group if nonrel[i])
+        if r:
+            total += r * math.fsum(term(above + x) for x in range(c + 1)) / (c + 1)
+        above += c
+    return total / q.R
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
     "num_ret": num_ret_query, "num_rel": num_rel_query, "num_rel_ret": num_rel_ret_query,
+    "bpref": bpref_query,
 }
 
 

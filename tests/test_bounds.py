@@ -49,7 +49,8 @@ for offsets, cut in ((mixed, slice(0, n)), (np.array([0, 1000]), last)):  # + on
         fastndcg.idcg(labels[cut], offsets, k=k, gain=[0, 1, 3, 7, 15])
     for ties in ("average", "stable", "optimistic", "pessimistic"):  # the flagged groups
         fastndcg.measure(scores[cut], labels[cut], offsets, ties=ties,
-                         measure="AP RR P@5 R@100 Rprec Success@3 NumRelRet AP(rel=3) nDCG")
+                         measure="AP RR P@5 R@100 Rprec Success@3 NumRelRet AP(rel=3) nDCG "
+                         "Bpref Bpref(rel=3)")
         fastndcg.measure(scores[cut] * 0, labels[cut], offsets, ties=ties, measure="AP RR@10")
 print("checked")
 """

@@ -21,13 +21,13 @@ SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
 CUT_KINDS = ["ap", "rr", "p", "r", "success"]  # take a cutoff
-WHOLE_KINDS = ["rprec", "num_ret", "num_rel", "num_rel_ret"]
+WHOLE_KINDS = ["rprec", "num_ret", "num_rel", "num_rel_ret", "bpref"]
 
 
 def _names(cutoffs, rel):
     """ir_measures-style names of every binary measure at these cutoffs."""
     names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet",
-             f"NumRel(rel={rel})", f"NumRelRet(rel={rel})"]
+             f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})"]
     for c in cutoffs:
         names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
                   f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}"]
@@ -126,8 +126,11 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
         opts = dict(rel=rel, ties=ties, n_rel=n_rel, judged=judged, doc_ids=docs)
         checks = [(k, None) for k in ("ap", "rr")] + [(k, None) for k in WHOLE_KINDS]
         checks += [(k, c) for c in (1, 3, 7) for k in CUT_KINDS]
+        # bpref's N: the query's judged non-relevant documents (labels 0..rel-1)
+        n_nonrel = sum(0 <= g < rel for g in grades.values())
         for kind, c in checks:
-            want = reference.measure_query(kind, scores, labels, c, **opts)
+            extra = {"n_nonrel": n_nonrel} if kind == "bpref" else {}
+            want = reference.measure_query(kind, scores, labels, c, **opts, **extra)
             got = row[column_name(kind, c, rel)]
             assert got == pytest.approx(want, abs=1e-12), (kind, c, row["query_id"])
         for c in (3, 20):

@@ -23,8 +23,9 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
                                 num_rel_ret_query, num_ret_query, precision_query, recall_query,
                                 rprec_query, rr_query, success_query)
 
-KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret")
-K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret")
+KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
+         "bpref")
+K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref")
 
 
 # --------------------------------------------------------------------------- 1. brute force

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_AP, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
+from .codes import (M_AP, M_BPREF, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
                     M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
@@ -370,10 +370,48 @@ def precision_sum(t, b, tmode, n_e, estart, esize, ecnt):
 
 
 @kernel(_nrt=False)
-def measure_value(code, k, b, tmode, n, n_rel, n_e, estart, esize, ecnt):
+def _bpref_term(nonrel, n_rel, n_nonrel):
+    """trec_eval's bpref term of a relevant item with ``nonrel`` judged non-relevant
+    items above it: 1 - min(nonrel, R) / min(N, R) (1 when none is above)."""
+    if nonrel == 0:
+        return 1.0
+    return 1.0 - min(nonrel, n_rel) / min(n_nonrel, n_rel)
+
+
+@kernel(_nrt=False)
+def bpref_sum(b, b0, tmode, n_rel, n_nonrel, n_e, esize, ecnt):
+    """The sum of :func:`_bpref_term` over the relevant items (flag bit b); the
+    judged non-relevant items are those with bit b0 (judged, label >= 0) but not
+    b. A relevant item of a tie group with c judged non-relevant members has
+    0..c of them above it: each equally likely ("average": the position of one
+    item among c others in a random order is uniform), none ("optimistic") or
+    all ("pessimistic")."""
+    total = 0.0
+    above = np.int64(0)
+    for e in range(n_e):
+        r = ecnt[e, b]
+        c = ecnt[e, b0] - r
+        if r > 0:
+            if tmode == OPTIMISTIC:
+                total += r * _bpref_term(above, n_rel, n_nonrel)
+            elif tmode == PESSIMISTIC:
+                total += r * _bpref_term(above + c, n_rel, n_nonrel)
+            else:
+                part = 0.0
+                for x in range(c + 1):
+                    part += _bpref_term(above + x, n_rel, n_nonrel)
+                total += r * part / (c + 1)
+        above += c
+    return total
+
+
+@kernel(_nrt=False)
+def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt):
     """One binary measure of one query of n items. ``k``: the cutoff (-1: the whole
     list); ``n_rel``: R, the relevant judged documents of the query at this
-    threshold. Denominators as trec_eval: P@k divides by k, Judged@k by min(k, n)
+    threshold (flag bit b); ``n_rel2``: the same at bit b2 (bpref: judged
+    documents with a label >= 0, so N, the judged non-relevant ones, is
+    n_rel2 - n_rel). Denominators as trec_eval: P@k divides by k, Judged@k by min(k, n)
     (ir_measures), recall, AP and R-precision by R (0 when R is 0)."""
     t = n if k < 0 else min(k, n)
     if code == M_NUM_RET:
@@ -397,6 +435,8 @@ def measure_value(code, k, b, tmode, n, n_rel, n_e, estart, esize, ecnt):
         return count_top(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_AP:
         return precision_sum(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
+    if code == M_BPREF:
+        return bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
     if code == M_RPREC:
         return count_top(min(n_rel, n), b, tmode, n_e, estart, esize, ecnt) / n_rel
     return np.nan
@@ -407,16 +447,18 @@ def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n
                    ints, ecnt, out):
     """The binary measures of queries q0:q1: each query's flagged groups
     (:func:`.rank.flagged_groups`), then measure j (code ``mcode[j]``, cutoff
-    ``mk[j]``, flag bit ``mbit[j]``) into out[q, j]."""
+    ``mk[j]``, flag bits ``mbit[j, 0]`` and ``mbit[j, 1]``) into out[q, j]."""
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
         n_e = flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[4], ints[5],
                              ints[6], ints[7], ints[8], ints[9], ints[10], ecnt)
         for j in range(len(mcode)):
-            b = mbit[j]
-            out[q, j] = measure_value(mcode[j], mk[j], b, tmode, n, n_rel[q, b] if nb > 0 else 0,
-                                      n_e, ints[9], ints[10], ecnt)
+            b = mbit[j, 0]
+            b2 = mbit[j, 1]
+            out[q, j] = measure_value(mcode[j], mk[j], b, b2, tmode, n,
+                                      n_rel[q, b] if nb > 0 else 0,
+                                      n_rel[q, b2] if nb > 0 else 0, n_e, ints[9], ints[10], ecnt)
 
 
 # --------------------------------------------------------------------------- NDCG
