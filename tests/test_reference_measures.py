@@ -266,8 +266,10 @@ IR_NAMES = {  # ir_measures name -> (kind, k)
     "Rprec": ("rprec", None),
     "Judged@3": ("judged", 3), "Judged@20": ("judged", 20),
     "NumRet": ("num_ret", None), "NumRel": ("num_rel", None), "NumRelRet": ("num_rel_ret", None),
+    "Bpref": ("bpref", None),
 }
-REL2_NAMES = ("AP", "AP@3", "RR", "RR@5", "P@5", "R@3", "Success@5", "Rprec", "NumRelRet")
+REL2_NAMES = ("AP", "AP@3", "RR", "RR@5", "P@5", "R@3", "Success@5", "Rprec", "NumRelRet",
+              "Bpref")
 
 
 def _ir_name(name, rel):
@@ -316,8 +318,12 @@ def test_against_ir_measures(queries):
             q for q in queries if q[0] == metric.query_id)
         n_rel = sum(1 for i in range(len(docs)) if judged[i] and labels[i] >= rel) + \
             sum(1 for label in extra if label >= rel)
+        # bpref's N: judged non-relevant documents (labels 0..rel-1), retrieved or not
+        extra_opts = {"n_nonrel": sum(1 for i in range(len(docs))
+                                      if judged[i] and 0 <= labels[i] < rel)
+                      + sum(1 for label in extra if 0 <= label < rel)} if kind == "bpref" else {}
         ours = measure_query(kind, scores, labels, k, rel=rel, n_rel=n_rel, judged=judged,
-                             ties="stable")
+                             ties="stable", **extra_opts)
         assert ours == pytest.approx(metric.value, abs=1e-9), (qid, parsed[str(metric.measure)])
         compared += 1
     # ir_measures leaves out queries without qrels (and msmarco's RR@k those without a
