@@ -15,24 +15,28 @@ judged documents of the query (in list mode, the relevant items of the list).
 
 Names (all case-sensitive, as in the tools):
 
-=============== ================= ======================== ====================
-column          trec_eval         ir_measures              meaning
-=============== ================= ======================== ====================
-``ndcg@10``     ``ndcg_cut.10``   ``nDCG@10``              normalised DCG
-``ap``          ``map``           ``AP``                   average precision
-``ap@100``      ``map_cut.100``   ``AP@100``               AP of the top 100
-``rr``          ``recip_rank``    ``RR``                   reciprocal rank
-``rr@10``       --                ``RR@10``                RR within the top 10
-``p@5``         ``P.5``           ``P@5``                  precision at 5
-``r@1000``      ``recall.1000``   ``R@1000``               recall at 1000
-``success@10``  ``success.10``    ``Success@10``           a relevant item in the top 10
-``rprec``       ``Rprec``         ``Rprec``                precision at rank R
-``num_ret``     ``num_ret``       ``NumRet``               items retrieved
-``num_rel``     ``num_rel``       ``NumRel``               R
-``num_rel_ret`` ``num_rel_ret``   ``NumRelRet``            relevant items retrieved
-``judged@10``   --                ``Judged@10``            judged share of the top 10
-``bpref``       ``bpref``         ``Bpref``                relevant above non-relevant
-=============== ================= ======================== ====================
+================== ================== ============== ==================================
+column             trec_eval          ir_measures    meaning
+================== ================== ============== ==================================
+``ndcg@10``        ``ndcg_cut.10``    ``nDCG@10``    normalised DCG
+``ap``             ``map``            ``AP``         average precision
+``ap@100``         ``map_cut.100``    ``AP@100``     AP of the top 100
+``rr``             ``recip_rank``     ``RR``         reciprocal rank
+``rr@10``          --                 ``RR@10``      RR within the top 10
+``p@5``            ``P.5``            ``P@5``        precision at 5
+``r@1000``         ``recall.1000``    ``R@1000``     recall at 1000
+``success@10``     ``success.10``     ``Success@10`` a relevant item in the top 10
+``rprec``          ``Rprec``          ``Rprec``      precision at rank R
+``num_ret``        ``num_ret``        ``NumRet``     items retrieved
+``num_rel``        ``num_rel``        ``NumRel``     R
+``num_rel_ret``    ``num_rel_ret``    ``NumRelRet``  relevant items retrieved
+``judged@10``      --                 ``Judged@10``  judged share of the top 10
+``bpref``          ``bpref``          ``Bpref``      relevant above non-relevant
+``set_p``          ``set_P``          ``SetP``       precision of the whole list
+``set_recall``     ``set_recall``     ``SetR``       recall of the whole list
+``set_relative_p`` ``set_relative_P`` ``SetRelP``    set_p / its largest possible value
+``set_map``        ``set_map``        ``SetAP``      set_p x set_recall
+================== ================== ============== ==================================
 
 A threshold other than 1 is part of the column name: ``ap(rel=2)``,
 ``p@5(rel=2)``; fastndcg's column names are accepted as measure names too.
@@ -121,6 +125,16 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          reference="bpref_query",
          doc="per relevant item, 1 - (judged non-relevant items above it, at most R) / "
              "min(judged non-relevant, R); summed and divided by R"),
+    Kind("set_p", KC.M_SET_P, "set_P", None, "SetP", "none", True, False,
+         reference="set_p_query", doc="relevant items retrieved / items retrieved"),
+    Kind("set_recall", KC.M_SET_R, "set_recall", None, "SetR", "none", True, False,
+         reference="set_recall_query", doc="relevant items retrieved / R"),
+    Kind("set_relative_p", KC.M_SET_REL_P, "set_relative_P", None, "SetRelP", "none", True,
+         False, reference="set_relative_p_query",
+         doc="relevant items retrieved / min(items retrieved, R)"),
+    Kind("set_map", KC.M_SET_MAP, "set_map", None, "SetAP", "none", True, False,
+         reference="set_map_query",
+         doc="(relevant items retrieved)^2 / (items retrieved x R): set P x set recall"),
     Kind("judged", KC.M_JUDGED, None, None, "Judged", "required", False, True,
          reference="judged_query",
          doc="judged items in the top k, divided by min(k, items retrieved)"),

@@ -368,8 +368,10 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
 #                  relevant items in earlier groups; see each measure.
 
 BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
-                   "num_ret", "num_rel", "num_rel_ret", "bpref")
-_K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref")
+                   "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
+                   "set_relative_p", "set_map")
+_K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
+           "set_relative_p", "set_map")
 
 
 class _Query:
@@ -691,11 +693,70 @@ def bpref_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
     return total / q.R
 
 
+def _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores):
+    """(items retrieved, relevant items retrieved, R) of one query: what the set
+    measures read (the whole list, so neither order nor ties matter)."""
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return q.n, q.n_rel_ret, q.R
+
+
+def set_p_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                doc_ids=None, nan_scores="error") -> float:
+    """set_P (trec_eval ``set_P``, ir_measures ``SetP``): relevant items retrieved /
+    items retrieved; 0 for an empty list.
+
+    >>> from fastndcg import reference
+    >>> reference.set_p_query([0.9, 0.8, 0.7, 0.6], [1, 0, 2, 0])
+    0.5
+    """
+    n, found, _ = _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return found / n if n else 0.0
+
+
+def set_recall_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                     doc_ids=None, nan_scores="error") -> float:
+    """set_recall (``set_recall``, ``SetR``): relevant items retrieved / R; 0 when R is 0.
+
+    >>> from fastndcg import reference
+    >>> reference.set_recall_query([0.9, 0.8], [1, 0], n_rel=4)
+    0.25
+    """
+    _, found, R = _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return found / R if R else 0.0
+
+
+def set_relative_p_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                         doc_ids=None, nan_scores="error") -> float:
+    """set_relative_P (``set_relative_P``, ``SetRelP``): relevant items retrieved /
+    min(items retrieved, R), set_P over the largest it could be; 0 when either is 0.
+
+    >>> from fastndcg import reference
+    >>> reference.set_relative_p_query([0.9, 0.8, 0.7], [1, 0, 0], n_rel=2)
+    0.5
+    """
+    n, found, R = _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return found / min(n, R) if n and R else 0.0
+
+
+def set_map_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                  doc_ids=None, nan_scores="error") -> float:
+    """set_map (``set_map``, ``SetAP``): (relevant items retrieved)^2 / (items retrieved
+    x R), set_P times set_recall; 0 when either count is 0.
+
+    >>> from fastndcg import reference
+    >>> reference.set_map_query([0.9, 0.8, 0.7, 0.6], [1, 0, 2, 0], n_rel=4)
+    0.25
+    """
+    n, found, R = _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return found * found / (n * R) if n and R else 0.0
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
     "num_ret": num_ret_query, "num_rel": num_rel_query, "num_rel_ret": num_rel_ret_query,
-    "bpref": bpref_query,
+    "bpref": bpref_query, "set_p": set_p_query, "set_recall": set_recall_query,
+    "set_relative_p": set_relative_p_query, "set_map": set_map_query,
 }
 
 

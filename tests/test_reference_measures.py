@@ -24,8 +24,9 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
                                 rprec_query, rr_query, success_query)
 
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
-         "bpref")
-K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref")
+         "bpref", "set_p", "set_recall", "set_relative_p", "set_map")
+K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
+          "set_relative_p", "set_map")
 
 
 # --------------------------------------------------------------------------- 1. brute force
@@ -266,10 +267,11 @@ IR_NAMES = {  # ir_measures name -> (kind, k)
     "Rprec": ("rprec", None),
     "Judged@3": ("judged", 3), "Judged@20": ("judged", 20),
     "NumRet": ("num_ret", None), "NumRel": ("num_rel", None), "NumRelRet": ("num_rel_ret", None),
-    "Bpref": ("bpref", None),
+    "Bpref": ("bpref", None), "SetP": ("set_p", None), "SetR": ("set_recall", None),
+    "SetRelP": ("set_relative_p", None), "SetAP": ("set_map", None),
 }
 REL2_NAMES = ("AP", "AP@3", "RR", "RR@5", "P@5", "R@3", "Success@5", "Rprec", "NumRelRet",
-              "Bpref")
+              "Bpref", "SetP", "SetR", "SetRelP", "SetAP")
 
 
 def _ir_name(name, rel):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_AP, M_BPREF, M_JUDGED, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
+from .codes import (M_AP, M_BPREF, M_JUDGED, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
                     M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
@@ -427,6 +427,8 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
         return count_top(t, b, tmode, n_e, estart, esize, ecnt) / d if d > 0 else 0.0
     if code == M_SUCCESS:
         return success(t, b, tmode, n_e, estart, esize, ecnt)
+    if code == M_SET_P:  # the set measures read the whole list: no order, no ties
+        return count_top(n, b, tmode, n_e, estart, esize, ecnt) / n if n > 0 else 0.0
     if code == M_RR:
         return reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt)
     if n_rel <= 0:
@@ -435,6 +437,13 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
         return count_top(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_AP:
         return precision_sum(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
+    if code == M_SET_R:
+        return count_top(n, b, tmode, n_e, estart, esize, ecnt) / n_rel
+    if code == M_SET_REL_P:
+        return count_top(n, b, tmode, n_e, estart, esize, ecnt) / min(n, n_rel) if n > 0 else 0.0
+    if code == M_SET_MAP:
+        found = count_top(n, b, tmode, n_e, estart, esize, ecnt)
+        return found * found / (n * n_rel) if n > 0 else 0.0
     if code == M_BPREF:
         return bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
     if code == M_RPREC:
