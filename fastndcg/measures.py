@@ -15,28 +15,29 @@ judged documents of the query (in list mode, the relevant items of the list).
 
 Names (all case-sensitive, as in the tools):
 
-================== ================== ============== ==================================
-column             trec_eval          ir_measures    meaning
-================== ================== ============== ==================================
-``ndcg@10``        ``ndcg_cut.10``    ``nDCG@10``    normalised DCG
-``ap``             ``map``            ``AP``         average precision
-``ap@100``         ``map_cut.100``    ``AP@100``     AP of the top 100
-``rr``             ``recip_rank``     ``RR``         reciprocal rank
-``rr@10``          --                 ``RR@10``      RR within the top 10
-``p@5``            ``P.5``            ``P@5``        precision at 5
-``r@1000``         ``recall.1000``    ``R@1000``     recall at 1000
-``success@10``     ``success.10``     ``Success@10`` a relevant item in the top 10
-``rprec``          ``Rprec``          ``Rprec``      precision at rank R
-``num_ret``        ``num_ret``        ``NumRet``     items retrieved
-``num_rel``        ``num_rel``        ``NumRel``     R
-``num_rel_ret``    ``num_rel_ret``    ``NumRelRet``  relevant items retrieved
-``judged@10``      --                 ``Judged@10``  judged share of the top 10
-``bpref``          ``bpref``          ``Bpref``      relevant above non-relevant
-``set_p``          ``set_P``          ``SetP``       precision of the whole list
-``set_recall``     ``set_recall``     ``SetR``       recall of the whole list
-``set_relative_p`` ``set_relative_P`` ``SetRelP``    set_p / its largest possible value
-``set_map``        ``set_map``        ``SetAP``      set_p x set_recall
-================== ================== ============== ==================================
+========================= ========================= ============== ===================================
+column                    trec_eval                 ir_measures    meaning
+========================= ========================= ============== ===================================
+``ndcg@10``               ``ndcg_cut.10``           ``nDCG@10``    normalised DCG
+``ap``                    ``map``                   ``AP``         average precision
+``ap@100``                ``map_cut.100``           ``AP@100``     AP of the top 100
+``rr``                    ``recip_rank``            ``RR``         reciprocal rank
+``rr@10``                 --                        ``RR@10``      RR within the top 10
+``p@5``                   ``P.5``                   ``P@5``        precision at 5
+``r@1000``                ``recall.1000``           ``R@1000``     recall at 1000
+``success@10``            ``success.10``            ``Success@10`` a relevant item in the top 10
+``rprec``                 ``Rprec``                 ``Rprec``      precision at rank R
+``num_ret``               ``num_ret``               ``NumRet``     items retrieved
+``num_rel``               ``num_rel``               ``NumRel``     R
+``num_rel_ret``           ``num_rel_ret``           ``NumRelRet``  relevant items retrieved
+``num_nonrel_judged_ret`` ``num_nonrel_judged_ret`` --             judged non-relevant items retrieved
+``judged@10``             --                        ``Judged@10``  judged share of the top 10
+``bpref``                 ``bpref``                 ``Bpref``      relevant above non-relevant
+``set_p``                 ``set_P``                 ``SetP``       precision of the whole list
+``set_recall``            ``set_recall``            ``SetR``       recall of the whole list
+``set_relative_p``        ``set_relative_P``        ``SetRelP``    set_p / its largest possible value
+``set_map``               ``set_map``               ``SetAP``      set_p x set_recall
+========================= ========================= ============== ===================================
 
 A threshold other than 1 is part of the column name: ``ap(rel=2)``,
 ``p@5(rel=2)``; fastndcg's column names are accepted as measure names too.
@@ -88,7 +89,7 @@ class Kind:
     code: int                 # accumulator code (-1: NDCG, the DCG/IDCG walk)
     trec: str | None          # trec_eval's name without cutoffs (None: no such measure)
     trec_cut: str | None      # trec_eval's name with cutoffs
-    irm: str                  # ir_measures' name
+    irm: str | None           # ir_measures' name (None: no such measure)
     cutoff: str               # "none", "optional" or "required"
     binary: bool              # reads relevance at a threshold
     judgments: bool           # needs qrels (reads which documents are judged)
@@ -125,6 +126,9 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          reference="bpref_query",
          doc="per relevant item, 1 - (judged non-relevant items above it, at most R) / "
              "min(judged non-relevant, R); summed and divided by R"),
+    Kind("num_nonrel_judged_ret", KC.M_NUM_NONREL_JUDGED_RET, "num_nonrel_judged_ret", None,
+         None, "none", True, False, summary="sum", reference="num_nonrel_judged_ret_query",
+         doc="judged non-relevant items retrieved (judged, label from 0 to rel - 1)"),
     Kind("set_p", KC.M_SET_P, "set_P", None, "SetP", "none", True, False,
          reference="set_p_query", doc="relevant items retrieved / items retrieved"),
     Kind("set_recall", KC.M_SET_R, "set_recall", None, "SetR", "none", True, False,
@@ -145,7 +149,7 @@ for _k in REGISTRY.values():
     for _n in (_k.trec, _k.trec_cut):
         if _n:
             _BY_TREC[_n] = _k
-_BY_IRM = {k.irm: k for k in REGISTRY.values()}
+_BY_IRM = {k.irm: k for k in REGISTRY.values() if k.irm}
 _IRM_DCG = {"log2": "linear", "exp-log2": "exp2"}
 
 
@@ -634,8 +638,9 @@ class Layout:
     """How a list of binary measures reaches the kernels: the flag bits (one per
     relevance threshold, then one for "judged" if a measure reads it) and, per
     measure, its code, cutoff (-1: none) and bits: the one it reads, and a second
-    (bpref: the bit at threshold 0, judged items with a label >= 0, which tells
-    judged non-relevant items from unjudged ones; others: the first again)."""
+    (bpref, num_nonrel_judged_ret: the bit at threshold 0, judged items with a
+    label >= 0, which tells judged non-relevant items from unjudged ones; others:
+    the first again)."""
     rels: tuple            # the threshold of flag bit b, for b < len(rels)
     judged_bit: int        # the bit saying "judged" (-1: none)
     codes: tuple
@@ -647,6 +652,11 @@ class Layout:
         return len(self.rels) + (self.judged_bit >= 0)
 
 
+# measures that tell judged non-relevant items (labels 0..rel-1) from unjudged ones:
+# they read a second bit at threshold 0
+_READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET)
+
+
 def layout(others: list, rel: int) -> Layout:
     """The :class:`Layout` of ``others`` (Measure) with default threshold ``rel``."""
     rels: list = []
@@ -656,7 +666,7 @@ def layout(others: list, rel: int) -> Layout:
         kind = REGISTRY[m.kind]
         if kind.binary:
             r = m.rel if m.rel is not None else rel
-            for t in ((r, 0) if kind.code == KC.M_BPREF else (r,)):
+            for t in ((r, 0) if kind.code in _READS_ZERO else (r,)):
                 if t not in rels:
                     rels.append(t)
     rels.sort()
@@ -670,7 +680,7 @@ def layout(others: list, rel: int) -> Layout:
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
         b = judged_bit if kind.judgments else (rels.index(r) if kind.binary else 0)
-        bits.append((b, rels.index(0) if kind.code == KC.M_BPREF else b))
+        bits.append((b, rels.index(0) if kind.code in _READS_ZERO else b))
     return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits))
 
 

@@ -369,9 +369,9 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
 
 BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-                   "set_relative_p", "set_map")
+                   "set_relative_p", "set_map", "num_nonrel_judged_ret")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-           "set_relative_p", "set_map")
+           "set_relative_p", "set_map", "num_nonrel_judged_ret")
 
 
 class _Query:
@@ -693,6 +693,21 @@ def bpref_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
     return total / q.R
 
 
+def num_nonrel_judged_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
+                                judged=None, doc_ids=None, nan_scores="error") -> float:
+    """num_nonrel_judged_ret (trec_eval): the judged non-relevant items retrieved,
+    judged with a label from 0 to rel - 1 (a negative grade is "in the pool but
+    unjudged" to trec_eval), as a float.
+
+    >>> from fastndcg import reference
+    >>> reference.num_nonrel_judged_ret_query([0.9, 0.8, 0.7], [1, 0, -1])
+    1.0
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    grades = [_clean_label(r, "keep") for r in labels]
+    return float(sum(1 for i in range(q.n) if q.judged[i] and 0 <= grades[i] < rel))
+
+
 def _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores):
     """(items retrieved, relevant items retrieved, R) of one query: what the set
     measures read (the whole list, so neither order nor ties matter)."""
@@ -757,6 +772,7 @@ _MEASURE_QUERY = {
     "num_ret": num_ret_query, "num_rel": num_rel_query, "num_rel_ret": num_rel_ret_query,
     "bpref": bpref_query, "set_p": set_p_query, "set_recall": set_recall_query,
     "set_relative_p": set_relative_p_query, "set_map": set_map_query,
+    "num_nonrel_judged_ret": num_nonrel_judged_ret_query,
 }
 
 

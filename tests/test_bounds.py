@@ -50,7 +50,7 @@ for offsets, cut in ((mixed, slice(0, n)), (np.array([0, 1000]), last)):  # + on
     for ties in ("average", "stable", "optimistic", "pessimistic"):  # the flagged groups
         fastndcg.measure(scores[cut], labels[cut], offsets, ties=ties,
                          measure="AP RR P@5 R@100 Rprec Success@3 NumRelRet AP(rel=3) nDCG "
-                         "Bpref Bpref(rel=3)")
+                         "Bpref Bpref(rel=3) SetP SetAP(rel=3) num_nonrel_judged_ret")
         fastndcg.measure(scores[cut] * 0, labels[cut], offsets, ties=ties, measure="AP RR@10")
 print("checked")
 """

@@ -336,12 +336,13 @@ def _check_round_trip(name: str, kind, cutoff, rel) -> None:
     else:
         assert parsed.ndcg == []
         assert parsed.others == [Measure(name, cutoff, None if rel == 1 else rel)]
-    # ir_measures' name of the same measure reads the same
-    irm = kind.irm + (f"(rel={rel})" if kind.binary and rel != 1 else "") + (
-        "" if cutoff is None else f"@{cutoff}")
-    again = parse(irm)
-    assert (again.columns, again.ndcg, again.gain, again.others) == (
-        parsed.columns, parsed.ndcg, parsed.gain, parsed.others), irm
+    # ir_measures' name of the same measure reads the same, where it has one
+    if kind.irm:
+        irm = kind.irm + (f"(rel={rel})" if kind.binary and rel != 1 else "") + (
+            "" if cutoff is None else f"@{cutoff}")
+        again = parse(irm)
+        assert (again.columns, again.ndcg, again.gain, again.others) == (
+            parsed.columns, parsed.ndcg, parsed.gain, parsed.others), irm
     # and trec_eval's, where it has one (no thresholds in trec_eval's names)
     if rel == 1 and cutoff is not None and kind.trec_cut:
         assert parse(f"{kind.trec_cut}.{cutoff}").columns == [col]

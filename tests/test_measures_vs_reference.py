@@ -22,14 +22,15 @@ SETTINGS = settings(max_examples=120, deadline=None,
 TIES = ["average", "stable", "optimistic", "pessimistic"]
 CUT_KINDS = ["ap", "rr", "p", "r", "success"]  # take a cutoff
 WHOLE_KINDS = ["rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-               "set_relative_p", "set_map"]
+               "set_relative_p", "set_map", "num_nonrel_judged_ret"]
 
 
 def _names(cutoffs, rel):
     """ir_measures-style names of every binary measure at these cutoffs."""
     names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet",
              f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
-             f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})"]
+             f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
+             f"num_nonrel_judged_ret(rel={rel})"]
     for c in cutoffs:
         names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
                   f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}"]

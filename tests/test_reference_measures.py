@@ -24,9 +24,9 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
                                 rprec_query, rr_query, success_query)
 
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
-         "bpref", "set_p", "set_recall", "set_relative_p", "set_map")
+         "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret")
 K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-          "set_relative_p", "set_map")
+          "set_relative_p", "set_map", "num_nonrel_judged_ret")
 
 
 # --------------------------------------------------------------------------- 1. brute force

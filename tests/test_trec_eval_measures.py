@@ -47,13 +47,14 @@ TE_DATA = HERE / "data" / "trec_eval"
 
 MEASURES = ["map", "map_cut.5,10,100", "recip_rank", "P.5,10,20", "recall.10,100,1000",
             "success.1,5,10", "Rprec", "num_ret", "num_rel", "num_rel_ret", "ndcg_cut.10",
-            "bpref", "set_P", "set_recall", "set_relative_P", "set_map"]
+            "bpref", "set_P", "set_recall", "set_relative_P", "set_map", "num_nonrel_judged_ret"]
 TREC_ARGS = [arg for m in MEASURES for arg in ("-m", m)]
 # trec_eval's output names for MEASURES, and nothing else
 EXPECTED_NAMES = {"map", "map_cut_5", "map_cut_10", "map_cut_100", "recip_rank", "P_5", "P_10",
                   "P_20", "recall_10", "recall_100", "recall_1000", "success_1", "success_5",
                   "success_10", "Rprec", "num_ret", "num_rel", "num_rel_ret", "ndcg_cut_10",
-                  "bpref", "set_P", "set_recall", "set_relative_P", "set_map"}
+                  "bpref", "set_P", "set_recall", "set_relative_P", "set_map",
+                  "num_nonrel_judged_ret"}
 
 # variant: (trec_eval options, fastndcg options, stored file suffix)
 VARIANTS = {
@@ -74,9 +75,10 @@ KINDS = {"map": ("ap", False), "map_cut": ("ap", True), "recip_rank": ("rr", Fal
          "num_rel": ("num_rel", False), "num_rel_ret": ("num_rel_ret", False),
          "ndcg": ("ndcg", False), "ndcg_cut": ("ndcg", True), "bpref": ("bpref", False),
          "set_P": ("set_p", False), "set_recall": ("set_recall", False),
-         "set_relative_P": ("set_relative_p", False), "set_map": ("set_map", False)}
+         "set_relative_P": ("set_relative_p", False), "set_map": ("set_map", False),
+         "num_nonrel_judged_ret": ("num_nonrel_judged_ret", False)}
 # trec_eval's `all` line of these is the sum over queries (m_num_*.c), else the mean
-SUMMED = {"num_ret", "num_rel", "num_rel_ret"}
+SUMMED = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 TOL = 5e-5 + 1e-12  # trec_eval prints 4 decimals
 
 

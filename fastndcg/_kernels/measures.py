@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_AP, M_BPREF, M_JUDGED, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
+from .codes import (M_AP, M_BPREF, M_JUDGED, M_NUM_NONREL_JUDGED_RET, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
                     M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
@@ -420,6 +420,9 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
         return float(n_rel)
     if code == M_NUM_REL_RET:
         return count_top(n, b, tmode, n_e, estart, esize, ecnt)
+    if code == M_NUM_NONREL_JUDGED_RET:  # judged with a label >= 0 (bit b2), not relevant
+        return (count_top(n, b2, tmode, n_e, estart, esize, ecnt)
+                - count_top(n, b, tmode, n_e, estart, esize, ecnt))
     if code == M_JUDGED:  # of the ranks there are, as ir_measures
         return count_top(t, b, tmode, n_e, estart, esize, ecnt) / t if t > 0 else 0.0
     if code == M_P:
