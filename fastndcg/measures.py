@@ -15,9 +15,9 @@ judged documents of the query (in list mode, the relevant items of the list).
 
 Names (all case-sensitive, as in the tools):
 
-========================= ========================= ============== ===================================
+========================= ========================= ============== =============================
 column                    trec_eval                 ir_measures    meaning
-========================= ========================= ============== ===================================
+========================= ========================= ============== =============================
 ``ndcg@10``               ``ndcg_cut.10``           ``nDCG@10``    normalised DCG
 ``ap``                    ``map``                   ``AP``         average precision
 ``ap@100``                ``map_cut.100``           ``AP@100``     AP of the top 100
@@ -30,14 +30,14 @@ column                    trec_eval                 ir_measures    meaning
 ``num_ret``               ``num_ret``               ``NumRet``     items retrieved
 ``num_rel``               ``num_rel``               ``NumRel``     R
 ``num_rel_ret``           ``num_rel_ret``           ``NumRelRet``  relevant items retrieved
-``num_nonrel_judged_ret`` ``num_nonrel_judged_ret`` --             judged non-relevant items retrieved
+``num_nonrel_judged_ret`` ``num_nonrel_judged_ret`` --             judged non-relevant retrieved
 ``judged@10``             --                        ``Judged@10``  judged share of the top 10
 ``bpref``                 ``bpref``                 ``Bpref``      relevant above non-relevant
 ``set_p``                 ``set_P``                 ``SetP``       precision of the whole list
 ``set_recall``            ``set_recall``            ``SetR``       recall of the whole list
-``set_relative_p``        ``set_relative_P``        ``SetRelP``    set_p / its largest possible value
+``set_relative_p``        ``set_relative_P``        ``SetRelP``    set_p / its largest value
 ``set_map``               ``set_map``               ``SetAP``      set_p x set_recall
-========================= ========================= ============== ===================================
+========================= ========================= ============== =============================
 
 A threshold other than 1 is part of the column name: ``ap(rel=2)``,
 ``p@5(rel=2)``; fastndcg's column names are accepted as measure names too.

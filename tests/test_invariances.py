@@ -269,7 +269,8 @@ def test_cutoffs_either_side_of_the_prefix_sums(ks, ties):
     # the same bits (one tie group of 94 rows, distinct scores, two groups)
     rng = np.random.default_rng(len(ks))
     labels = rng.integers(0, 3, 282)
-    scores = np.concatenate([np.zeros(94), rng.permutation(94).astype(float), np.repeat([1.0, 0.0], 47)])
+    scores = np.concatenate([np.zeros(94), rng.permutation(94).astype(float),
+                             np.repeat([1.0, 0.0], 47)])
     offsets = [0, 94, 188, 282]
     for func, args in [(fastndcg.ndcg, (scores, labels, offsets)),
                        (fastndcg.dcg, (scores, labels, offsets)),

@@ -23,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_AP, M_BPREF, M_JUDGED, M_NUM_NONREL_JUDGED_RET, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RPREC,
-                    M_RR, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
+from .codes import (M_AP, M_BPREF, M_JUDGED, M_NUM_NONREL_JUDGED_RET, M_NUM_REL, M_NUM_REL_RET,
+                    M_NUM_RET, M_P, M_R, M_RPREC, M_RR, M_SET_MAP, M_SET_P, M_SET_R,
+                    M_SET_REL_P, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
 from ._jit import kernel
