@@ -44,10 +44,8 @@ with CompileClock() as clock:
 
 JOBS = {
     "job-ndcg": "    fastndcg.ndcg(s, l, o, k=[1, 3, 5, 10])\n",
-    "job-measures": ("    from fastndcg.measures import REGISTRY\n"
-                     "    every = [k.name + ('@10' if k.cutoff == 'required' else '') "
-                     "for k in REGISTRY.values() if not k.judgments]\n"
-                     "    fastndcg.measure(s, l, o, measure=every)\n"),
+    "job-measures": ("    from fastndcg.measures import examples\n"
+                     "    fastndcg.measure(s, l, o, measure=examples())\n"),
     "job-trec": ("    fastndcg.evaluate(sys.argv[1], qrels=sys.argv[2], preset='trec_eval', "
                  "measure=['ndcg_cut.5,10', 'map', 'recip_rank', 'P.5,10', "
                  "'recall.100,1000'], per_query=False)\n"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -389,14 +389,16 @@ def hist_order(gain: Gain, info: LabelInfo) -> np.ndarray:
 class MeasurePlan:
     """What the binary measures need from the kernels: measure j has code
     ``codes[j]``, cutoff ``cutoffs[j]`` (-1: the whole list) and reads flag bit
-    ``bits[j]``; ``flags`` holds those bits per row (uint8, empty when no measure
-    reads flags); ``n_rel[q, b]`` is R of query q at bit b."""
+    ``bits[j]``, with number parameters ``params[j]`` (float64, a row per measure);
+    ``flags`` holds those bits per row (uint8, empty when no measure reads flags);
+    ``n_rel[q, b]`` is R of query q at bit b."""
     codes: np.ndarray
     cutoffs: np.ndarray
     bits: np.ndarray
     flags: np.ndarray
     n_rel: np.ndarray
     n_bits: int = 0
+    params: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
 
     @property
     def n_measures(self) -> int:
@@ -409,9 +411,13 @@ def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
     def ints(values):
         return np.array(values, np.int64)
 
+    width = max([1] + [len(p) for p in lay.params])
+    params = np.zeros((len(lay.codes), width))
+    for j, p in enumerate(lay.params):
+        params[j, :len(p)] = p
     return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits).reshape(-1, 2),
                        flags if lay.n_bits else np.zeros(0, np.uint8), n_rel,
-                       lay.n_bits)
+                       lay.n_bits, params)
 
 
 def no_measures(n_q: int) -> MeasurePlan:
@@ -450,7 +456,7 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
                           F(discounts(max(unique[-1], 1), log_base)), gain.mode, F(gain.table),
                           tmode, F(hist_order(gain, info)),
                           F(work_chunks(batch.offsets, ideal.offsets)), want_dcg, want_idcg,
-                          F(plan.codes), F(plan.cutoffs), F(plan.bits),
+                          F(plan.codes), F(plan.cutoffs), F(plan.bits), F(plan.params),
                           np.int64(plan.n_bits), F(plan.n_rel), out_dcg, out_idcg, out_m)
     if columns != list(range(len(unique))):  # repeated or unsorted cutoffs
         out_dcg, out_idcg = out_dcg[:, columns], out_idcg[:, columns]

@@ -1,4 +1,5 @@
-"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``demo``, ``warmup`` and ``synth``.
+"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``trec_eval``, ``demo``,
+``warmup`` and ``synth``.
 
 Bad input is one line on stderr (``fastndcg: error: ...``) and exit status 2 for a
 usage error, 1 for bad data; never a traceback. Progress bars go to stderr only
@@ -129,8 +130,14 @@ def _add_semantics(p: _Parser) -> None:
 
 def _parser() -> _Parser:
     parser = _Parser(prog=_PROG, description="NDCG@k for search logs at scale.")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,demo,warmup,synth}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command",
+                                metavar="{evaluate,compare,trec_eval,demo,warmup,synth}",
+                                parser_class=_Parser)
     sub.required = True
+    # listed for --help only: main() hands "trec_eval ..." to fastndcg.treceval first
+    sub.add_parser("trec_eval", add_help=False,
+                   help="trec_eval's command line (trec_eval [-q] [-c] [-m MEASURE]... QRELS "
+                        "RUN), its output byte for byte; fastndcg trec_eval -h for more")
 
     ev = sub.add_parser("evaluate", help="NDCG@k (and any other measure) of a Parquet log, or "
                                          "of TREC runs with --qrels",
@@ -710,6 +717,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fastndcg`` command (``python -m fastndcg``)."""
     import pyarrow as pa
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["trec_eval"]:  # trec_eval's own command line, not argparse's
+        from .treceval import main as trec_eval_main
+        return trec_eval_main(argv[1:])
     parser, command = _parser(), None
     try:
         args = parser.parse_args(argv)

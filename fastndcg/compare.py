@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import measures as M
 from . import io
 from . import _core as C
 from . import _validate as V
@@ -184,6 +185,12 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
     # every evaluation option is checked before anything is read
     opts, _ = check_options(qrels=qrels, score=items[0] if qrels is None else "score",
                             **{n: options.get(n, d) for n, d in _EVAL_DEFAULTS.items()})
+    for m in opts.others:  # the tests compare arithmetic means of per-query values
+        if M.REGISTRY[m.kind].summary == "gm":
+            raise ValueError(f"compare tests differences of arithmetic means, but "
+                             f"{m.column(opts.rel)!r} is averaged as a geometric mean; compare "
+                             f"its per-query measure instead ('map' for gm_map, 'bpref' for "
+                             f"gm_bpref)")
     # the memory of one group is known now: refuse before reading the log
     _check_memory(1, int(n_resamples), len(names), len(opts.names))
     return _Settings(names, items, base, float(confidence), int(n_resamples), int(seed),

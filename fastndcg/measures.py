@@ -94,9 +94,16 @@ class Kind:
     binary: bool              # reads relevance at a threshold
     judgments: bool           # needs qrels (reads which documents are judged)
     trec_cutoffs: tuple = ()  # trec_eval's default cutoffs for ``trec_cut`` without any
-    summary: str = "mean"     # trec_eval's line over all queries: mean, or sum (counts)
+    summary: str = "mean"     # the average over queries: "mean", "sum" (counts) or "gm"
+    #                           (trec_eval's geometric mean: exp(mean(log(max(v, 1e-5)))))
     reference: str = ""       # the function in fastndcg.reference
     doc: str = ""
+    params: tuple = ()        # names of the measure's number parameters (mult, recall, ...)
+    defaults: tuple = ()      # their values when none are given: for ``each`` kinds the
+    #                           list trec_eval measures by default, one value per measure
+    each: bool = False        # trec_eval's name.X,Y is one measure per value (else one
+    #                           measure given all the values)
+    average: bool = True      # offers ties="average" (an exact expectation)
 
 
 REGISTRY: dict[str, Kind] = {k.name: k for k in [
@@ -139,6 +146,37 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
     Kind("set_map", KC.M_SET_MAP, "set_map", None, "SetAP", "none", True, False,
          reference="set_map_query",
          doc="(relevant items retrieved)^2 / (items retrieved x R): set P x set recall"),
+    Kind("gm_map", KC.M_AP, "gm_map", None, None, "none", True, False, summary="gm",
+         reference="ap_query", doc="AP of each query; averaged as trec_eval's geometric "
+                                   "mean, exp(mean(log(max(AP, 1e-5))))"),
+    Kind("gm_bpref", KC.M_BPREF, "gm_bpref", None, None, "none", True, False, summary="gm",
+         reference="bpref_query", doc="bpref of each query; averaged as gm_map"),
+    Kind("relative_p", KC.M_REL_P, None, "relative_P", None, "required", True, False,
+         TREC_CUTOFFS, reference="relative_p_query",
+         doc="relevant items in the top k, divided by min(k, R)"),
+    Kind("rprec_mult", KC.M_RPREC_MULT, None, "Rprec_mult", None, "none", True, False,
+         reference="rprec_mult_query", params=("mult",), each=True,
+         defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+         doc="precision at rank int(mult x R + 0.9)"),
+    Kind("iprec", KC.M_IPREC, None, "iprec_at_recall", "IPrec", "none", True, False,
+         reference="iprec_query", params=("recall",), each=True, average=False,
+         defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+         doc="interpolated precision at a recall level: the highest precision at or "
+             "below the rank of relevant item round(recall x R)"),
+    Kind("11pt_avg", KC.M_11PT_AVG, "11pt_avg", None, None, "none", True, False,
+         reference="iprec_11pt_query", average=False,
+         doc="the mean of iprec at recall 0.0, 0.1, ..., 1.0"),
+    Kind("set_f", KC.M_SET_F, "set_F", None, "SetF", "none", True, False,
+         reference="set_f_query", params=("beta",), defaults=(1.0,),
+         doc="(1 + beta) x set_p x set_recall / (beta x set_p + set_recall)"),
+    Kind("utility", KC.M_UTILITY, "utility", None, None, "none", True, False,
+         reference="utility_query", params=("a", "b", "c", "d", "n"),
+         defaults=(1.0, -1.0, 0.0, 0.0, 0.0),
+         doc="a x relevant retrieved + b x non-relevant retrieved + c x relevant not "
+             "retrieved + d x non-relevant not retrieved (n: documents in the collection)"),
+    Kind("unj", KC.M_UNJ, None, "unj", None, "required", False, True, (5, 10, 20),
+         reference="unj_query",
+         doc="unjudged items (or judged with a negative label) in the top k, divided by k"),
     Kind("judged", KC.M_JUDGED, None, None, "Judged", "required", False, True,
          reference="judged_query",
          doc="judged items in the top k, divided by min(k, items retrieved)"),
@@ -155,26 +193,75 @@ _IRM_DCG = {"log2": "linear", "exp-log2": "exp2"}
 
 @dataclass(frozen=True)
 class Measure:
-    """One requested value per query: a kind, a cutoff (None: the whole list) and a
-    relevance threshold (None: the evaluation's)."""
+    """One requested value per query: a kind, a cutoff (None: the whole list), a
+    relevance threshold (None: the evaluation's) and the values of the kind's
+    number parameters (None: its defaults)."""
     kind: str
     cutoff: int | None = None
     rel: int | None = None
+    params: tuple | None = None
 
     def column(self, rel: int = 1) -> str:
-        return column_name(self.kind, self.cutoff, self.rel if self.rel is not None else rel)
+        return column_name(self.kind, self.cutoff, self.rel if self.rel is not None else rel,
+                           self.params)
+
+    @property
+    def values(self) -> tuple:
+        """The parameter values the kernels read (the kind's defaults when not given)."""
+        return self.params if self.params is not None else REGISTRY[self.kind].defaults
 
 
-def column_name(kind: str, cutoff: int | None, rel: int = 1) -> str:
-    """``ap@100``, ``ap(rel=2)``: the column of a measure.
+def number(value: float) -> str:
+    """How a parameter value is written in a column name: Python's shortest
+    round-trip form (``0.2``, ``1.0``, ``-1.0``)."""
+    return repr(float(value))
+
+
+def column_name(kind: str, cutoff: int | None, rel: int = 1, params: tuple | None = None) -> str:
+    """``ap@100``, ``ap(rel=2)``, ``rprec_mult(mult=0.2)``: the column of a measure.
+    Parameters equal to the kind's defaults are not written.
 
     >>> column_name("p", 5, 2)
     'p@5(rel=2)'
+    >>> column_name("set_f", None, 1, (0.5,))
+    'set_f(beta=0.5)'
     """
+    k = REGISTRY[kind]
     name = kind if cutoff is None else f"{kind}@{cutoff}"
-    if REGISTRY[kind].binary and rel != 1:
-        name += f"(rel={rel})"
-    return name
+    parts = []
+    if params is not None and (k.each or tuple(params) != tuple(k.defaults)):
+        parts += [f"{key}={number(v)}" for key, v in zip(k.params, params)]
+    if k.binary and rel != 1:
+        parts.append(f"rel={rel}")
+    return name + (f"({','.join(parts)})" if parts else "")
+
+
+def examples() -> list[str]:
+    """A name of every list-mode measure that offers ties="average" (a cutoff of 10,
+    the first default value of a number parameter): what exercises them all.
+
+    >>> "rprec_mult(mult=0.2)" in examples()
+    True
+    """
+    return [k.name + ("@10" if k.cutoff == "required" else "")
+            + (f"({k.params[0]}={number(k.defaults[0])})" if k.each else "")
+            for k in REGISTRY.values() if not k.judgments and k.average]
+
+
+GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: values below it count as it in a geometric mean
+
+
+def summary_of(column: str) -> str:
+    """How a column is averaged over queries: "mean", "sum" (the counts, as trec_eval
+    sums them) or "gm" (trec_eval's geometric mean, values floored at
+    :data:`GM_FLOOR`), from its measure's registry row.
+
+    >>> summary_of("gm_map(rel=2)"), summary_of("num_ret"), summary_of("p@5")
+    ('gm', 'sum', 'mean')
+    """
+    m = _NAME.match(column)
+    kind = REGISTRY.get(m.group()) if m else None
+    return kind.summary if kind is not None else "mean"
 
 
 @dataclass
@@ -217,7 +304,7 @@ def check_rel(rel, name: str = "rel") -> int:
 
 SHOWN = 60  # characters of a measure name quoted in a message (longer ones are cut)
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[0-9]*[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z0-9_.+\-]+")  # a bare value: checked as INT or NUMBER after
 _INT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -356,6 +443,17 @@ def _whole(r: _Reader, what: str, lo: int, hi: int, fix: str) -> int:
     return int(digits)
 
 
+def _number(r: _Reader, what: str, fix: str) -> float:
+    """A finite decimal number at the cursor (``what`` names it)."""
+    start = r.pos
+    text = r.match(_WORD)
+    if not text:
+        raise r.expected(f"{what} (a number)", fix)
+    if not _NUMBER.fullmatch(text) or not math.isfinite(float(text)):
+        raise r.error(f"{what} {_shown(text)} is not a finite number (at {r.at(start)})", fix)
+    return float(text)
+
+
 def _cutoff(r: _Reader, example: str) -> int:
     return _whole(r, "cutoff", 1, MAX_CUTOFF, f"write a cutoff from 1 to {MAX_CUTOFF}, e.g. "
                                              f"{example}")
@@ -427,11 +525,14 @@ def _gains(r: _Reader) -> list:
 
 
 def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
-    """``(key=value, ...)`` at the cursor, into ``got`` (cutoff, rel, dcg, gains)."""
+    """``(key=value, ...)`` at the cursor, into ``got`` (cutoff, rel, dcg, gains, and
+    the kind's number parameters)."""
     allowed = ["cutoff"] + (["rel"] if kind.binary else []) + (
-        ["dcg", "gains"] if kind.name == "ndcg" else [])
+        ["dcg", "gains"] if kind.name == "ndcg" else []) + list(kind.params)
     example = {"ndcg": f"{name}(dcg='exp-log2')@10", "judged": f"{name}@10"}.get(
         kind.name, f"{name}(rel=2)" + ("@10" if kind.cutoff != "none" else ""))
+    if kind.params:
+        example = f"{name}({kind.params[0]}={number(kind.defaults[0])})"
     fix = f"write {name}(name=value, ...), e.g. {example}"
     r.accept("(")
     seen: dict = {}
@@ -460,6 +561,8 @@ def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
         elif key == "rel":
             got["rel"] = _whole(r, "rel", 0, MAX_REL, f"write a threshold from 0 to {MAX_REL}, "
                                                       f"e.g. {name}(rel=2)")
+        elif key in kind.params:
+            got[key] = _number(r, key, fix)
         elif key == "dcg":
             start = r.pos
             if r.peek() not in ("'", '"'):
@@ -492,21 +595,59 @@ def _suggest(name: str) -> str:
     return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 
+def _trec_numbers(spec: str, kind: Kind, name: str, at: int) -> list:
+    """The comma-separated numbers of trec_eval's ``name.X,Y`` from ``at`` (trec_eval
+    reads them with atof; here each must be a whole decimal number)."""
+    example = {"mult": f"{name}.0.5,1.0", "recall": f"{name}.0.1,0.5", "beta": f"{name}.0.5",
+               "a": f"{name}.1,-1,0,0"}[kind.params[0]]
+    text = spec[at:]
+    if not text:
+        raise _error(spec, f"no value after {name}.", f"write {example}")
+    values = []
+    for piece in text.split(","):
+        if not _NUMBER.fullmatch(piece) or not math.isfinite(float(piece)):
+            raise _error(spec, f"{_shown(piece)} is not a number", f"write {example}")
+        values.append(float(piece))
+    return values
+
+
 def _trec(spec: str):
-    """(kind, cutoffs) of a trec_eval name, or None when it is not one."""
+    """(kind, [(cutoff, params), ...]) of a trec_eval name, or None when it is not one."""
     if spec in _BY_TREC:
         kind = _BY_TREC[spec]
-        return kind, (list(kind.trec_cutoffs) if kind.trec_cut == spec else [None])
-    m = re.match(r"([A-Za-z_]+?)\.", spec) or re.match(r"([A-Za-z_]+)_(?=[0-9])", spec)
+        if kind.each and kind.trec_cut == spec:
+            return kind, [(None, (v,)) for v in kind.defaults]
+        return kind, [(c, None) for c in (list(kind.trec_cutoffs) if kind.trec_cut == spec
+                                          else [None])]
+    m = re.match(r"([A-Za-z0-9_]+?)\.", spec) or re.match(r"([A-Za-z_]+)_(?=[0-9])", spec)
     if not m or m.group(1) not in _BY_TREC:
         return None
     name, sep = m.group(1), spec[len(m.group(1))]
     kind = _BY_TREC[name]
+    if kind.params and sep == ".":
+        values = _trec_numbers(spec, kind, name, m.end())
+        if kind.each:  # one measure per value, in increasing order, as trec_eval
+            values.sort()
+            for x, y in zip(values, values[1:]):
+                if x == y:
+                    raise _error(spec, f"{name} lists {number(x)} twice", "give each value once")
+            return kind, [(None, (v,)) for v in values]
+        wanted = len(kind.defaults) - (kind.name == "utility")  # utility's n comes from -N
+        if len(values) != wanted:
+            raise _error(spec, f"{name} takes {wanted} value{'s' if wanted > 1 else ''} "
+                               f"({', '.join(kind.params[:wanted])}), got {len(values)}",
+                         f"write {name}.{','.join(number(v) for v in kind.defaults[:wanted])}")
+        values += list(kind.defaults[len(values):])
+        return kind, [(None, None if tuple(values) == kind.defaults else tuple(values))]
     if kind.trec_cut != name:
         fix = (f"write {kind.trec_cut}.10 for a cutoff" if kind.trec_cut else
                f"write {kind.irm}@10 for a cutoff" if kind.cutoff != "none" else
                f"write {name}")
-        raise _error(spec, f"trec_eval's {name} takes no parameters", fix)
+        why = f"trec_eval's {name} takes no parameters"
+        if kind.name == "11pt_avg":
+            why = "fastndcg computes 11pt_avg at trec_eval's 11 recall levels 0.0, 0.1, ..., 1.0"
+            fix = "write 11pt_avg, or iprec_at_recall.X,Y for other levels"
+        raise _error(spec, why, fix)
     r = _Reader(spec)
     r.pos = m.end()
     example = f"{name}.5,10" if sep == "." else f"{name}_10"
@@ -520,7 +661,7 @@ def _trec(spec: str):
         cuts.append(_cutoff(r, example))
     if r.pos < len(spec):
         raise r.expected(f"',' or the end after cutoff {cuts[-1]}", f"write {example}")
-    return kind, cuts
+    return kind, [(c, None) for c in cuts]
 
 
 def _irm(spec: str):
@@ -540,7 +681,12 @@ def _irm(spec: str):
         _params(r, kind, name, got)
     at = None
     if r.accept("@"):
-        at = _cutoff(r, f"{name}@10")
+        if kind.each:  # IPrec@0.1: the number parameter
+            if kind.params[0] in got:
+                raise r.error(f"{kind.params[0]} is given twice", f"give it once: {name}@0.1")
+            got[kind.params[0]] = _number(r, kind.params[0], f"e.g. {name}@0.1")
+        else:
+            at = _cutoff(r, f"{name}@10")
     if r.peek() == "(":
         if before:
             raise r.error(f"parameters are given twice (a second list at {r.at()})",
@@ -568,7 +714,16 @@ def _irm(spec: str):
     gain = None
     if kind.name == "ndcg":
         gain = got["gains"] if got["gains"] is not None else _IRM_DCG[got["dcg"]]
-    return kind, cutoff, got["rel"], gain
+    params = None
+    if kind.each:
+        if kind.params[0] not in got:
+            raise r.error(f"{name} needs {kind.params[0]}", f"write e.g. {name}@0.1 or "
+                                                            f"{name}({kind.params[0]}=0.1)")
+        params = (got[kind.params[0]],)
+    elif kind.params:
+        values = tuple(got.get(p, d) for p, d in zip(kind.params, kind.defaults))
+        params = None if values == kind.defaults else values
+    return kind, cutoff, got["rel"], gain, params
 
 
 def _items(measures) -> list[str]:
@@ -609,16 +764,17 @@ def parse(measures, rel: int | None = None) -> Parsed:
         trec = _trec(item)
         if trec is not None:
             kind, cuts = trec
-            found = [(kind, c, None, "linear" if kind.name == "ndcg" else None) for c in cuts]
+            found = [(kind, c, None, "linear" if kind.name == "ndcg" else None, ps)
+                     for c, ps in cuts]
         else:
             found = [_irm(item)]
-        for kind, cutoff, r, gain in found:
+        for kind, cutoff, r, gain, ps in found:
             if kind.name == "ndcg":
                 gains.append((item, gain))
                 if cutoff not in out.ndcg:
                     out.ndcg.append(cutoff)
                 continue
-            m = Measure(kind.name, cutoff, r)
+            m = Measure(kind.name, cutoff, r, ps)
             key = m.column(default_rel)
             if key not in seen:
                 seen.add(key)
@@ -646,6 +802,7 @@ class Layout:
     codes: tuple
     cutoffs: tuple
     bits: tuple
+    params: tuple = ()     # per measure, the values of its number parameters (or ())
 
     @property
     def n_bits(self) -> int:
@@ -653,22 +810,37 @@ class Layout:
 
 
 # measures that tell judged non-relevant items (labels 0..rel-1) from unjudged ones:
-# they read a second bit at threshold 0
-_READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET)
+# they read a second bit at threshold 0 (unj reads only that one)
+_READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET, KC.M_UNJ)
+
+
+def check_ties(others: list, ties: str, rel: int = 1) -> None:
+    """Refuse ties="average" for a measure whose expectation over the orderings of
+    tied items fastndcg does not compute exactly."""
+    if ties != "average":
+        return
+    for m in others:
+        if not REGISTRY[m.kind].average:
+            raise ValueError(
+                f"measure {m.column(rel)!r} is not offered with ties='average': its expected "
+                f"value over the orderings of tied items has no exact form fastndcg computes; "
+                f"pass ties='trec' (trec_eval's order), 'stable', 'optimistic' or "
+                f"'pessimistic' (the bounds over those orderings)")
 
 
 def layout(others: list, rel: int) -> Layout:
     """The :class:`Layout` of ``others`` (Measure) with default threshold ``rel``."""
     rels: list = []
-    codes, cutoffs, bits = [], [], []
-    judged = any(REGISTRY[m.kind].judgments for m in others)
+    codes, cutoffs, bits, params = [], [], [], []
+    judged = any(REGISTRY[m.kind].judgments and REGISTRY[m.kind].code != KC.M_UNJ
+                 for m in others)
     for m in others:
         kind = REGISTRY[m.kind]
-        if kind.binary:
-            r = m.rel if m.rel is not None else rel
-            for t in ((r, 0) if kind.code in _READS_ZERO else (r,)):
-                if t not in rels:
-                    rels.append(t)
+        r = m.rel if m.rel is not None else rel
+        wanted = (r,) if kind.binary else ()
+        for t in wanted + ((0,) if kind.code in _READS_ZERO else ()):
+            if t not in rels:
+                rels.append(t)
     rels.sort()
     judged_bit = len(rels) if judged else -1
     if len(rels) + judged > 8:
@@ -679,9 +851,13 @@ def layout(others: list, rel: int) -> Layout:
         r = m.rel if m.rel is not None else rel
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
-        b = judged_bit if kind.judgments else (rels.index(r) if kind.binary else 0)
-        bits.append((b, rels.index(0) if kind.code in _READS_ZERO else b))
-    return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits))
+        zero = rels.index(0) if kind.code in _READS_ZERO else -1
+        b = (zero if kind.code == KC.M_UNJ else judged_bit if kind.judgments
+             else rels.index(r) if kind.binary else 0)
+        bits.append((b, zero if zero >= 0 else b))
+        params.append(tuple(m.values))
+    return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits),
+                  tuple(params))
 
 
 def flags_of(lay: Layout, labels, judged=None):

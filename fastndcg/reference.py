@@ -369,9 +369,13 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
 
 BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-                   "set_relative_p", "set_map", "num_nonrel_judged_ret")
+                   "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
+                   "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-           "set_relative_p", "set_map", "num_nonrel_judged_ret")
+           "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
+           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility")
+# measures whose ties="average" is refused (no exact expectation is computed)
+NO_AVERAGE = ("iprec", "11pt_avg")
 
 
 class _Query:
@@ -766,6 +770,152 @@ def set_map_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=N
     return found * found / (n * R) if n and R else 0.0
 
 
+def relative_p_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
+                     judged=None, doc_ids=None, nan_scores="error") -> float:
+    """relative_P@k (trec_eval ``relative_P``): relevant items in the top k, divided
+    by min(k, R), the most there could be; 0 when R is 0. ``k=None``: the whole
+    list (k = n). With ties="average" each rank of a tie group counts c / s.
+
+    >>> from fastndcg import reference
+    >>> reference.relative_p_query([0.9, 0.8, 0.7], [1, 0, 0], k=3, n_rel=2)
+    0.5
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    k = q.n if k is None else k
+    return q.hits(q.relevant, q.cut) / min(k, q.R) if q.R and k else 0.0
+
+
+def rprec_mult_query(scores, labels, *, mult=1.0, rel=1, ties="average", n_rel=None,
+                     judged=None, doc_ids=None, nan_scores="error") -> float:
+    """Rprec_mult (trec_eval ``Rprec_mult_X``): precision at rank d = int(mult x R +
+    0.9), trec_eval's rounding: relevant items in the top d over d (d past the
+    list: all relevant retrieved over d); 0 when d is 0.
+
+    >>> from fastndcg import reference
+    >>> reference.rprec_mult_query([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], mult=2.0)
+    0.5
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    d = int(mult * q.R + 0.9)
+    return q.hits(q.relevant, min(d, q.n)) / d if d > 0 else 0.0
+
+
+def _lround(x: float) -> int:
+    """C's lround for x >= 0: halves away from zero."""
+    f = math.floor(x)
+    return f + (1 if x - f >= 0.5 else 0)
+
+
+def _refuse_average(q, name: str) -> None:
+    if q.ties == "average":
+        raise ValueError(f"{name} is not offered with ties='average'")
+
+
+def _iprec_at(q, c: int) -> float:
+    """trec_eval's interpolated precision at its c-th relevant retrieved item: the
+    largest precision at any rank at or below that item's (c = 0: below the first
+    relevant item's), 0 when fewer than c relevant items are retrieved."""
+    ranked = [q.relevant[i] for i in q.order(q.relevant)]
+    found = sum(ranked)
+    if c > found or found == 0:
+        return 0.0
+    best, seen = 0.0, 0
+    precisions = []
+    for rank, hit in enumerate(ranked, 1):
+        seen += hit
+        precisions.append((seen, seen / rank))
+    for seen_here, p in precisions:
+        if seen_here >= max(c, 1):
+            best = max(best, p)
+    return best
+
+
+def iprec_query(scores, labels, *, recall=0.0, rel=1, ties="average", n_rel=None,
+                judged=None, doc_ids=None, nan_scores="error") -> float:
+    """iprec_at_recall (trec_eval ``iprec_at_recall_X``, ir_measures ``IPrec@X``):
+    interpolated precision at recall level X: with c = round(X x R) (halves up, as
+    trec_eval's lround), the largest precision at the rank of the c-th relevant
+    item or any rank below it; 0 when fewer than c relevant items are retrieved.
+    The strict tie rules only: ties="average" is refused.
+
+    >>> from fastndcg import reference
+    >>> reference.iprec_query([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 1], recall=0.5, ties="stable")
+    0.75
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    _refuse_average(q, "iprec")
+    return _iprec_at(q, _lround(recall * q.R)) if q.R else 0.0
+
+
+def iprec_11pt_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                     doc_ids=None, nan_scores="error") -> float:
+    """11pt_avg (trec_eval): the mean of iprec at recall 0.0, 0.1, ..., 1.0 (see
+    :func:`iprec_query`). The strict tie rules only.
+
+    >>> from fastndcg import reference
+    >>> round(reference.iprec_11pt_query([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 1], ties="stable"), 4)
+    0.8636
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    _refuse_average(q, "11pt_avg")
+    if not q.R:
+        return 0.0
+    return math.fsum(_iprec_at(q, _lround(level / 10 * q.R)) for level in range(11)) / 11
+
+
+def set_f_query(scores, labels, *, beta=1.0, rel=1, ties="average", n_rel=None,
+                judged=None, doc_ids=None, nan_scores="error") -> float:
+    """set_F (trec_eval ``set_F``, ir_measures ``SetF``): (1 + beta) P R / (beta P +
+    R) of the whole list's set precision P and set recall R (trec_eval's form, in
+    which beta weighs recall); 0 when no relevant item is retrieved.
+
+    >>> from fastndcg import reference
+    >>> reference.set_f_query([0.9, 0.8, 0.7, 0.6], [1, 0, 0, 0], n_rel=1)
+    0.4
+    """
+    n, found, R = _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if not found:
+        return 0.0
+    p, r = found / n, found / R
+    return (beta + 1.0) * p * r / (beta * p + r)
+
+
+def utility_query(scores, labels, *, a=1.0, b=-1.0, c=0.0, d=0.0, n_docs=0, rel=1,
+                  ties="average", n_rel=None, judged=None, doc_ids=None,
+                  nan_scores="error") -> float:
+    """utility (trec_eval): a x relevant retrieved + b x non-relevant retrieved +
+    c x relevant not retrieved + d x non-relevant not retrieved, the last counted
+    in a collection of ``n_docs`` documents (trec_eval's ``-N``).
+
+    >>> from fastndcg import reference
+    >>> reference.utility_query([0.9, 0.8, 0.7], [1, 0, 0], n_rel=2)
+    -1.0
+    """
+    n, found, R = _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return a * found + b * (n - found) + c * (R - found) + d * (n_docs + found - n - R)
+
+
+def unj_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
+              doc_ids=None, nan_scores="error") -> float:
+    """unj@k (trec_eval ``unj_k``): items in the top k that are not judged with a
+    label >= 0 (unjudged, or judged with a negative label: "in the pool but
+    unjudged" to trec_eval), divided by k (ranks past the list count as judged).
+    ``k=None``: the whole list. With ties="average" each rank of a tie group
+    counts (such members) / s; "optimistic" / "pessimistic" give the largest /
+    smallest value over the orderings (such members first / last), as for every
+    measure.
+
+    >>> from fastndcg import reference
+    >>> reference.unj_query([0.9, 0.8], [1, -1], k=5, judged=[True, True])
+    0.2
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    grades = [_clean_label(r, "keep") for r in labels]
+    unjudged = [not (q.judged[i] and grades[i] >= 0) for i in range(q.n)]
+    k = q.n if k is None else k
+    return q.hits(unjudged, q.cut) / k if k else 0.0
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
@@ -773,6 +923,9 @@ _MEASURE_QUERY = {
     "bpref": bpref_query, "set_p": set_p_query, "set_recall": set_recall_query,
     "set_relative_p": set_relative_p_query, "set_map": set_map_query,
     "num_nonrel_judged_ret": num_nonrel_judged_ret_query,
+    "gm_map": ap_query, "gm_bpref": bpref_query, "relative_p": relative_p_query,
+    "rprec_mult": rprec_mult_query, "iprec": iprec_query, "11pt_avg": iprec_11pt_query,
+    "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
 }
 
 

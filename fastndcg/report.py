@@ -27,6 +27,7 @@ import pyarrow as pa
 from . import _validate as V
 from ._arrow import as_numpy, from_numpy, scalar
 from ._validate import OutputIsInput
+from .measures import GM_FLOOR, summary_of
 
 __all__ = ["Totals", "Report", "Output", "OutputIsInput", "PartWriter", "Part", "Rows",
            "Runs", "runid_part"]
@@ -92,6 +93,10 @@ class Totals:
     def of(cls, names: list[str], values: np.ndarray, zero: np.ndarray, n_rows: int,
            weight: np.ndarray | None = None, ids: pa.Array | None = None) -> "Totals":
         values = np.asarray(values, np.float64)
+        geo = [i for i, s in enumerate(_summaries(names)) if s == "gm"]
+        if geo:  # a geometric mean sums logs (trec_eval's floor first); NaN stays NaN
+            values = values.copy()
+            values[:, geo] = np.log(np.maximum(values[:, geo], GM_FLOOR))
         if weight is None and values.ndim == 2 and values.shape[1] >= 2 \
                 and values.flags.c_contiguous:
             # one compiled pass instead of six NumPy passes over the columns (each
@@ -159,12 +164,28 @@ class Totals:
 
     @property
     def mean(self) -> dict[str, float]:
+        """Each column averaged over its queries as its measure is (see
+        :func:`fastndcg.measures.summary_of`): the (weighted) mean; for the counts
+        (``num_ret``, ``num_rel``, ...) their sum, as trec_eval prints it (never
+        weighted); for ``gm_map`` and ``gm_bpref`` trec_eval's geometric mean."""
         if self.wsums is not None:
-            return {n: _quotient(s, es, w, ew) for n, s, es, w, ew in
-                    zip(self.names, self.wsums, self._exp("wsums"), self.weights,
-                        self._exp("weights"))}
-        return {n: _quotient(s, es, c, 0)
-                for n, s, es, c in zip(self.names, self.sums, self._exp("sums"), self.counts)}
+            out = {n: _quotient(s, es, w, ew) for n, s, es, w, ew in
+                   zip(self.names, self.wsums, self._exp("wsums"), self.weights,
+                       self._exp("weights"))}
+        else:
+            out = {n: _quotient(s, es, c, 0)
+                   for n, s, es, c in zip(self.names, self.sums, self._exp("sums"), self.counts)}
+        for i, (n, how) in enumerate(zip(self.names, _summaries(self.names))):
+            if how == "sum":
+                out[n] = _quotient(self.sums[i], self._exp("sums")[i], 1, 0) \
+                    if self.counts[i] else 0.0
+            elif how == "gm":
+                out[n] = math.exp(out[n])
+        return out
+
+
+def _summaries(names: list[str]) -> list[str]:
+    return [summary_of(n) for n in names]
 
 
 # A column's terms are summed as they are while its largest |term| lies within

@@ -132,13 +132,11 @@ def _batch(n_q: int, per: int, seed: int):
 
 def _list_mode(score_type, label_type) -> Callable[[], None]:
     from . import api
-    from .measures import REGISTRY
+    from .measures import examples
 
     def run():
         s, l, off = _batch(20, 30, 1)
-        every = [kind.name + ("@10" if kind.cutoff == "required" else "")
-                 for kind in REGISTRY.values() if not kind.judgments]
-        api.measure(s.astype(score_type), l.astype(label_type), off, measure=every)
+        api.measure(s.astype(score_type), l.astype(label_type), off, measure=examples())
         api.ndcg(s.astype(score_type), l.astype(label_type), off, k=[1, 10, None],
                  ties="optimistic")
         # labels past the histogram's range: IDCG's general path

@@ -327,18 +327,30 @@ def _rels(kind) -> list:
     return [0, 1, 2, MAX_REL] if kind.binary else [1]
 
 
-def _check_round_trip(name: str, kind, cutoff, rel) -> None:
-    col = column_name(name, cutoff, rel)
+def _params(kind) -> list:
+    """Parameter values to name: the first default and another (one-value kinds), or
+    none and non-defaults (the others)."""
+    if not kind.params:
+        return [None]
+    if kind.each:
+        return [(kind.defaults[0],), (0.35,)]
+    return [None, tuple(v + 0.5 for v in kind.defaults)]
+
+
+def _check_round_trip(name: str, kind, cutoff, rel, params=None) -> None:
+    col = column_name(name, cutoff, rel, params)
     parsed = parse(col)
     assert parsed.columns == [col]
     if name == "ndcg":
         assert (parsed.ndcg, parsed.gain, parsed.others) == ([cutoff], "linear", [])
     else:
         assert parsed.ndcg == []
-        assert parsed.others == [Measure(name, cutoff, None if rel == 1 else rel)]
+        assert parsed.others == [Measure(name, cutoff, None if rel == 1 else rel, params)]
     # ir_measures' name of the same measure reads the same, where it has one
     if kind.irm:
-        irm = kind.irm + (f"(rel={rel})" if kind.binary and rel != 1 else "") + (
+        named = [f"{k}={v!r}" for k, v in zip(kind.params, params or ())]
+        named += [f"rel={rel}"] if kind.binary and rel != 1 else []
+        irm = kind.irm + (f"({','.join(named)})" if named else "") + (
             "" if cutoff is None else f"@{cutoff}")
         again = parse(irm)
         assert (again.columns, again.ndcg, again.gain, again.others) == (
@@ -346,6 +358,8 @@ def _check_round_trip(name: str, kind, cutoff, rel) -> None:
     # and trec_eval's, where it has one (no thresholds in trec_eval's names)
     if rel == 1 and cutoff is not None and kind.trec_cut:
         assert parse(f"{kind.trec_cut}.{cutoff}").columns == [col]
+    if rel == 1 and params is not None and kind.each:
+        assert parse(f"{kind.trec_cut}.{params[0]!r}").columns == [col]
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -353,7 +367,8 @@ def test_every_column_name_reads_back_as_its_measure(name):
     kind = REGISTRY[name]
     for cutoff in _cutoffs(kind):
         for rel in _rels(kind):
-            _check_round_trip(name, kind, cutoff, rel)
+            for params in _params(kind):
+                _check_round_trip(name, kind, cutoff, rel, params)
 
 
 @settings(max_examples=200, deadline=None)
@@ -361,4 +376,4 @@ def test_every_column_name_reads_back_as_its_measure(name):
 def test_column_names_read_back_at_any_cutoff_and_threshold(name, cutoff, rel):
     kind = REGISTRY[name]
     _check_round_trip(name, kind, None if kind.cutoff == "none" else cutoff,
-                      rel if kind.binary else 1)
+                      rel if kind.binary else 1, _params(kind)[-1])

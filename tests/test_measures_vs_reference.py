@@ -20,41 +20,72 @@ from strategies import DTYPES, NEGATIVE_LABELS, as_arrays, batches, integral_sco
 SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
-CUT_KINDS = ["ap", "rr", "p", "r", "success"]  # take a cutoff
+CUT_KINDS = ["ap", "rr", "p", "r", "success", "relative_p"]  # take a cutoff
 WHOLE_KINDS = ["rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
                "set_relative_p", "set_map", "num_nonrel_judged_ret"]
 
 
-def _names(cutoffs, rel):
-    """ir_measures-style names of every binary measure at these cutoffs."""
+# measures with number parameters: (kind, params as named, the reference's keywords)
+PARAM_KINDS = [
+    ("rprec_mult", "mult=0.2", {"mult": 0.2}), ("rprec_mult", "mult=1.4", {"mult": 1.4}),
+    ("rprec_mult", "mult=2.0", {"mult": 2.0}),
+    ("set_f", "beta=1.0", {"beta": 1.0}), ("set_f", "beta=0.25", {"beta": 0.25}),
+    ("utility", "a=2,b=-1,c=-0.5,d=0.25,n=50", {"a": 2.0, "b": -1.0, "c": -0.5, "d": 0.25,
+                                                "n_docs": 50}),
+    ("iprec", "recall=0.0", {"recall": 0.0}), ("iprec", "recall=0.3", {"recall": 0.3}),
+    ("iprec", "recall=0.5", {"recall": 0.5}), ("iprec", "recall=1.0", {"recall": 1.0}),
+]
+PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg"]  # k-free, no parameters
+NO_AVERAGE = reference.NO_AVERAGE
+
+
+def _param_measures(ties):
+    return [(k, p, kw) for k, p, kw in PARAM_KINDS if ties != "average" or k not in NO_AVERAGE]
+
+
+def _plain_new(ties):
+    return [k for k in PLAIN_NEW if ties != "average" or k not in NO_AVERAGE]
+
+
+def _names(cutoffs, rel, ties="average"):
+    """ir_measures-style names of every binary measure at these cutoffs (and
+    fastndcg's names of those ir_measures lacks)."""
     names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet",
              f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
              f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
              f"num_nonrel_judged_ret(rel={rel})"]
+    names += [f"{k}(rel={rel})" for k in _plain_new(ties)]
+    names += [f"{k}({p},rel={rel})" for k, p, _ in _param_measures(ties)]
     for c in cutoffs:
         names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
-                  f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}"]
+                  f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}", f"relative_p@{c}(rel={rel})"]
     return names
 
 
-def _expected(kind, cutoff, scores, labels, offsets, rel, ties):
+def _param_column(kind, params, rel):
+    from fastndcg.measures import parse
+    return parse(f"{kind}({params})", rel).columns[0]
+
+
+def _expected(kind, cutoff, scores, labels, offsets, rel, ties, **extra):
     out = []
     for q in range(len(offsets) - 1):
         s = scores[offsets[q]:offsets[q + 1]]
         r = labels[offsets[q]:offsets[q + 1]]
         out.append(reference.measure_query(kind, s, r, cutoff, rel=rel, ties=ties,
-                                           nan_scores="error"))
+                                           nan_scores="error", **extra))
     return np.array(out, float)
 
 
 def _check(out, scores, labels, offsets, cutoffs, rel, ties):
     from fastndcg.measures import column_name
-    kinds = [(k, None) for k in ("ap", "rr")] + [(k, None) for k in WHOLE_KINDS]
-    kinds += [(k, c) for c in cutoffs for k in CUT_KINDS]
-    for kind, c in kinds:
-        col = column_name(kind, c, rel)
+    kinds = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties))]
+    kinds += [(k, c, None, {}) for c in cutoffs for k in CUT_KINDS]
+    kinds += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
+    for kind, c, params, kw in kinds:
+        col = column_name(kind, c, rel) if params is None else _param_column(kind, params, rel)
         np.testing.assert_allclose(out[col], _expected(kind, c, scores, labels, offsets, rel,
-                                                       ties),
+                                                       ties, **kw),
                                    rtol=1e-12, atol=1e-12, err_msg=f"{col} ties={ties}")
 
 
@@ -69,7 +100,7 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
     if np.dtype(label_dtype).kind == "u":
         batch = (batch[0], [max(0, v) for v in batch[1]], batch[2])
     s, r, o = as_arrays(batch, score_dtype, label_dtype)
-    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel), ties=ties,
+    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties,
                            negative_labels="keep")
     _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
 
@@ -81,7 +112,7 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
 def test_long_lists_match_reference(batch, ties, cutoffs, rel):
     """Lists longer than the counting path (selection, packed keys, introsort)."""
     s, r, o = as_arrays(batch, np.float32, np.int8)
-    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel), ties=ties)
+    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties)
     _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
 
 
@@ -115,7 +146,7 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
                       "score": [x[2] for x in run]})
     qrels_t = pa.table({"query_id": [x[0] for x in qrels], "doc_id": [x[1] for x in qrels],
                         "label": [x[2] for x in qrels]})
-    names = _names([1, 3, 7], rel) + ["Judged@3", "Judged@20"]
+    names = _names([1, 3, 7], rel, ties) + ["Judged@3", "Judged@20", "unj.3,20"]
     report = fastndcg.evaluate(run_t, qrels=qrels_t, measure=names, ties=ties,
                                negative_labels="zero")
     table = report.per_query.to_pylist()
@@ -127,18 +158,23 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
         judged = [d in grades for d in docs]
         n_rel = sum(g >= rel for g in grades.values())
         opts = dict(rel=rel, ties=ties, n_rel=n_rel, judged=judged, doc_ids=docs)
-        checks = [(k, None) for k in ("ap", "rr")] + [(k, None) for k in WHOLE_KINDS]
-        checks += [(k, c) for c in (1, 3, 7) for k in CUT_KINDS]
+        checks = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties))]
+        checks += [(k, c, None, {}) for c in (1, 3, 7) for k in CUT_KINDS]
+        checks += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
         # bpref's N: the query's judged non-relevant documents (labels 0..rel-1)
         n_nonrel = sum(0 <= g < rel for g in grades.values())
-        for kind, c in checks:
-            extra = {"n_nonrel": n_nonrel} if kind == "bpref" else {}
-            want = reference.measure_query(kind, scores, labels, c, **opts, **extra)
-            got = row[column_name(kind, c, rel)]
-            assert got == pytest.approx(want, abs=1e-12), (kind, c, row["query_id"])
+        for kind, c, params, kw in checks:
+            extra = {"n_nonrel": n_nonrel} if kind in ("bpref", "gm_bpref") else {}
+            want = reference.measure_query(kind, scores, labels, c, **opts, **extra, **kw)
+            col = column_name(kind, c, rel) if params is None else _param_column(kind, params,
+                                                                                 rel)
+            got = row[col]
+            assert got == pytest.approx(want, abs=1e-12), (col, row["query_id"])
         for c in (3, 20):
             want = reference.measure_query("judged", scores, labels, c, **opts)
             assert row[f"judged@{c}"] == pytest.approx(want, abs=1e-12)
+            want = reference.measure_query("unj", scores, labels, c, **opts)
+            assert row[f"unj@{c}"] == pytest.approx(want, abs=1e-12), ("unj", c)
 
 
 def test_one_ranking_any_measure_set_compiles_nothing_new():
@@ -150,3 +186,15 @@ def test_one_ranking_any_measure_set_compiles_nothing_new():
     before = len(K.measures_chunk.signatures)
     fastndcg.measure(s, r, o, measure="P@1 RR(rel=2) Rprec NumRelRet R@2 Success@1")
     assert len(K.measures_chunk.signatures) == before
+
+
+@pytest.mark.parametrize("name", ["iprec_at_recall", "IPrec@0.5", "11pt_avg"])
+def test_average_is_refused_where_no_exact_expectation(name):
+    s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
+    with pytest.raises(ValueError, match="not offered with ties='average'.*'pessimistic'"):
+        fastndcg.measure(s, r, o, measure=name)
+    with pytest.raises(ValueError, match="not offered with ties='average'"):
+        fastndcg.evaluate(pa.table({"query_id": [1, 1], "score": [0.5, 0.5], "label": [1, 0]}),
+                          measure=name, ties="average")
+    out = fastndcg.measure(s, r, o, measure=name, ties="pessimistic")
+    assert all(np.isfinite(v[0]) for v in out.values())

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import fastndcg
-from fastndcg.measures import parse
+from fastndcg.measures import parse, summary_of
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -133,9 +133,11 @@ def test_every_measure_matches_pytrec_eval(run_name, rel):
                            f"vs pytrec_eval {expected[q][key]!r}")
     assert not bad, f"{run_name} rel={rel}: {len(bad)} differ:\n" + "\n".join(bad[:20])
 
-    for key, column in columns.items():  # report.mean: the mean over the same queries
-        mean = sum(expected[q][key] for q in judged_run_queries) / len(judged_run_queries)
-        assert report.mean[column] == pytest.approx(mean, rel=1e-12, abs=1e-12), key
+    for key, column in columns.items():  # report.mean: over the same queries, the mean (the
+        # sum for the counts, as trec_eval and pytrec_eval's aggregates give them)
+        total = sum(expected[q][key] for q in judged_run_queries)
+        want = total if summary_of(column) == "sum" else total / len(judged_run_queries)
+        assert report.mean[column] == pytest.approx(want, rel=1e-12, abs=1e-12), key
 
 
 # --------------------------------------------------------------------------- 2. ir_measures

@@ -24,9 +24,17 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
                                 rprec_query, rr_query, success_query)
 
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
-         "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret")
+         "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
+         "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
+         "utility", "unj")
 K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-          "set_relative_p", "set_map", "num_nonrel_judged_ret")
+          "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
+          "rprec_mult", "iprec", "11pt_avg", "set_f", "utility")
+# the parameter values each measure is checked at
+PARAMS = {"rprec_mult": [{"mult": 0.2}, {"mult": 1.0}, {"mult": 1.6}],
+          "iprec": [{"recall": 0.0}, {"recall": 0.3}, {"recall": 0.5}, {"recall": 1.0}],
+          "set_f": [{"beta": 1.0}, {"beta": 0.25}],
+          "utility": [{"a": 2.0, "b": -1.0, "c": -0.5, "d": 0.25, "n_docs": 20}]}
 
 
 # --------------------------------------------------------------------------- 1. brute force
@@ -76,22 +84,30 @@ def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
     orderings = list(_orderings(scores))
     assume(len(orderings) <= 720)
     common = dict(rel=rel, n_rel=n_rel, nan_scores=nan_scores)
-    for kind in KINDS:
-        for k in ([None] if kind in K_FREE else ks):
-            values = []
-            for order in orderings:
-                permuted = dict(
-                    scores=[scores[i] for i in order], labels=[labels[i] for i in order],
-                    judged=None if judged is None else [judged[i] for i in order])
-                values.append(measure_query(kind, permuted["scores"], permuted["labels"], k,
-                                            judged=permuted["judged"], ties="stable", **common))
-            mean = math.fsum(values) / len(values)
-            got = {ties: measure_query(kind, scores, labels, k, judged=judged, ties=ties, **common)
-                   for ties in ("average", "optimistic", "pessimistic")}
-            where = f"{kind} k={k} rel={rel} n_rel={n_rel}"
+    for kind, k, params in [(kind, k, p) for kind in KINDS for p in PARAMS.get(kind, [{}])
+                            for k in ([None] if kind in K_FREE else ks)]:
+        values = []
+        for order in orderings:
+            permuted = dict(
+                scores=[scores[i] for i in order], labels=[labels[i] for i in order],
+                judged=None if judged is None else [judged[i] for i in order])
+            values.append(measure_query(kind, permuted["scores"], permuted["labels"], k,
+                                        judged=permuted["judged"], ties="stable", **common,
+                                        **params))
+        mean = math.fsum(values) / len(values)
+        rules = ("optimistic", "pessimistic")
+        if kind in reference.NO_AVERAGE:
+            with pytest.raises(ValueError, match="not offered with ties='average'"):
+                measure_query(kind, scores, labels, k, judged=judged, **common, **params)
+        else:
+            rules += ("average",)
+        got = {ties: measure_query(kind, scores, labels, k, judged=judged, ties=ties, **common,
+                                   **params) for ties in rules}
+        where = f"{kind} {params} k={k} rel={rel} n_rel={n_rel}"
+        if "average" in got:
             assert got["average"] == pytest.approx(mean, abs=1e-12, rel=1e-12), where
-            assert got["optimistic"] == pytest.approx(max(values), abs=1e-12), where
-            assert got["pessimistic"] == pytest.approx(min(values), abs=1e-12), where
+        assert got["optimistic"] == pytest.approx(max(values), abs=1e-12), where
+        assert got["pessimistic"] == pytest.approx(min(values), abs=1e-12), where
 
 
 def test_brute_force_sees_ties_across_the_cutoff():
@@ -245,13 +261,15 @@ def test_batch_matches_the_per_query_functions():
     labels = [1, 0, 2, 0, 1, 0]
     offsets = [0, 3, 3, 6]
     for kind in KINDS:
-        got = measure(kind, scores, labels, offsets, k=[1, 2])
+        ties = "stable" if kind in reference.NO_AVERAGE else "average"
+        got = measure(kind, scores, labels, offsets, k=[1, 2], ties=ties)
         for q, (lo, hi) in enumerate(zip(offsets, offsets[1:])):
             s, r = scores[lo:hi], labels[lo:hi]
             if kind in K_FREE:
-                assert got[q] == measure_query(kind, s, r)
+                assert got[q] == measure_query(kind, s, r, ties=ties)
             else:
-                assert got[q] == [measure_query(kind, s, r, 1), measure_query(kind, s, r, 2)]
+                assert got[q] == [measure_query(kind, s, r, 1, ties=ties),
+                                  measure_query(kind, s, r, 2, ties=ties)]
     by_id = measure("ap", scores, labels, query_ids=["a", "b", "a", "b", "a", "b"])
     assert by_id == [ap_query([0.9, 0.7, 0.4], [1, 2, 1]), ap_query([0.8, 0.5, 0.4], [0, 0, 0])]
 

@@ -26,16 +26,14 @@ No expected number is hard-coded: every reference value comes from trec_eval.
 from __future__ import annotations
 
 import gzip
-import re
 import shutil
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import fastndcg
-from fastndcg.measures import column_name
+from fastndcg.measures import parse
 from trec_output import parse_trec_eval
 
 HERE = Path(__file__).parent
@@ -47,14 +45,21 @@ TE_DATA = HERE / "data" / "trec_eval"
 
 MEASURES = ["map", "map_cut.5,10,100", "recip_rank", "P.5,10,20", "recall.10,100,1000",
             "success.1,5,10", "Rprec", "num_ret", "num_rel", "num_rel_ret", "ndcg_cut.10",
-            "bpref", "set_P", "set_recall", "set_relative_P", "set_map", "num_nonrel_judged_ret"]
+            "bpref", "set_P", "set_recall", "set_relative_P", "set_map", "num_nonrel_judged_ret",
+            "gm_map", "gm_bpref", "iprec_at_recall", "11pt_avg", "Rprec_mult", "utility",
+            "relative_P.5,10,100", "set_F", "unj"]
 TREC_ARGS = [arg for m in MEASURES for arg in ("-m", m)]
 # trec_eval's output names for MEASURES, and nothing else
 EXPECTED_NAMES = {"map", "map_cut_5", "map_cut_10", "map_cut_100", "recip_rank", "P_5", "P_10",
                   "P_20", "recall_10", "recall_100", "recall_1000", "success_1", "success_5",
                   "success_10", "Rprec", "num_ret", "num_rel", "num_rel_ret", "ndcg_cut_10",
                   "bpref", "set_P", "set_recall", "set_relative_P", "set_map",
-                  "num_nonrel_judged_ret"}
+                  "num_nonrel_judged_ret", "gm_map", "gm_bpref", "11pt_avg", "utility", "set_F",
+                  "relative_P_5", "relative_P_10", "relative_P_100", "unj_5", "unj_10", "unj_20",
+                  *(f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)),
+                  *(f"Rprec_mult_{x / 10:3.2f}" for x in range(2, 21, 2))}
+# printed only on the `all` line (trec_eval's geometric means)
+ALL_ONLY = {"gm_map", "gm_bpref"}
 
 # variant: (trec_eval options, fastndcg options, stored file suffix)
 VARIANTS = {
@@ -68,17 +73,6 @@ VARIANTS = {
 QRELS_OF = {"core18_": "qrels.core18.txt.gz", "cedr-wt_": "qrels.cedr-wt.txt.gz",
             "rag24": "qrels.rag24.txt.gz"}
 
-# trec_eval measure stem -> (fastndcg kind, takes a cutoff)
-KINDS = {"map": ("ap", False), "map_cut": ("ap", True), "recip_rank": ("rr", False),
-         "P": ("p", True), "recall": ("r", True), "success": ("success", True),
-         "Rprec": ("rprec", False), "num_ret": ("num_ret", False),
-         "num_rel": ("num_rel", False), "num_rel_ret": ("num_rel_ret", False),
-         "ndcg": ("ndcg", False), "ndcg_cut": ("ndcg", True), "bpref": ("bpref", False),
-         "set_P": ("set_p", False), "set_recall": ("set_recall", False),
-         "set_relative_P": ("set_relative_p", False), "set_map": ("set_map", False),
-         "num_nonrel_judged_ret": ("num_nonrel_judged_ret", False)}
-# trec_eval's `all` line of these is the sum over queries (m_num_*.c), else the mean
-SUMMED = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 TOL = 5e-5 + 1e-12  # trec_eval prints 4 decimals
 
 
@@ -103,22 +97,23 @@ def _stored_path(run: str, variant: str) -> Path:
 
 # --------------------------------------------------------------------------- trec_eval's side
 
-def _measure(trec_name: str) -> tuple[str, int | None]:
-    """``map_cut_5`` -> ``("ap", 5)``; KeyError when fastndcg has no such measure."""
-    if trec_name in KINDS:
-        kind, cut = KINDS[trec_name]
-        if not cut or trec_name == "ndcg":
-            return kind, None
-    stem, _, k = trec_name.rpartition("_")
-    if stem in KINDS and KINDS[stem][1] and re.fullmatch(r"\d+", k):
-        return KINDS[stem][0], int(k)
+def _spec(trec_name: str) -> str:
+    """The trec_eval ``-m`` name of one output line (``map_cut_5`` -> ``map_cut_5``, which
+    fastndcg reads; ``iprec_at_recall_0.10`` -> ``iprec_at_recall.0.10``); KeyError when
+    fastndcg has no such measure."""
+    stem, _, suffix = trec_name.rpartition("_")
+    for spec in (trec_name, f"{stem}.{suffix}"):
+        try:
+            if len(parse(spec).columns) == 1:
+                return spec
+        except ValueError:
+            pass
     raise KeyError(trec_name)
 
 
-def _spec(trec_name: str) -> str:
-    """The trec_eval ``-m`` name of one output line: ``map_cut_5`` -> ``map_cut.5``."""
-    kind, cutoff = _measure(trec_name)
-    return trec_name if cutoff is None else f"{trec_name.rpartition('_')[0]}.{cutoff}"
+def _column(trec_name: str, rel: int) -> str:
+    """fastndcg's column of one trec_eval output line."""
+    return parse(_spec(trec_name), rel).columns[0]
 
 
 def _parse_text(text: str, tmp_path: Path) -> dict[str, dict[str, float]]:
@@ -192,11 +187,11 @@ def _compare(report, expected: dict[str, dict[str, float]], rel: int, where: str
     row_of = {q: i for i, q in enumerate(ids)}
     failures, checked = [], 0
     for name, values in sorted(expected.items()):
-        kind, cutoff = _measure(name)
-        column = column_name(kind, cutoff, rel)
+        column = _column(name, rel)
         assert column in table.column_names, f"{where}: no column {column!r} for {name}"
         got = table.column(column).to_pylist()
-        assert set(values) - {"all"} == trec_ids, f"{where}: {name} is not printed for every query"
+        printed = set() if name in ALL_ONLY else trec_ids
+        assert set(values) - {"all"} == printed, f"{where}: {name} is not printed for every query"
         for qid, want in values.items():
             if qid == "all":
                 continue
@@ -210,9 +205,7 @@ def _compare(report, expected: dict[str, dict[str, float]], rel: int, where: str
                 # trec_eval -c prints as num_rel `all` the judgments with a label > 0 over
                 # the whole qrels, ignoring -l (m_num_rel.c, te_calc_avg_num_rel)
                 summary = float(num_rel_all_quirk)
-            elif name in SUMMED:
-                summary = float(sum(got))
-            else:
+            else:  # the sums and geometric means as trec_eval averages them
                 summary = report.mean[column]
             if not abs(summary - values["all"]) <= TOL:
                 failures.append(f"{name} all: fastndcg {summary!r} vs trec_eval {values['all']}")
@@ -281,7 +274,7 @@ def _all_trec_lines(path: Path) -> dict[str, dict[str, float]]:
     out = {}
     for name, per in parse_trec_eval(path).items():
         try:
-            _measure(name)
+            _spec(name)
         except KeyError:
             continue
         out[name] = {q: float(v) for q, v in per.items()}

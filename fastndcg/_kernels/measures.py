@@ -23,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_AP, M_BPREF, M_JUDGED, M_NUM_NONREL_JUDGED_RET, M_NUM_REL, M_NUM_REL_RET,
-                    M_NUM_RET, M_P, M_R, M_RPREC, M_RR, M_SET_MAP, M_SET_P, M_SET_R,
-                    M_SET_REL_P, M_SUCCESS, OPTIMISTIC, PESSIMISTIC)
+from .codes import (M_11PT_AVG, M_AP, M_BPREF, M_IPREC, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
+                    M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
+                    M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
+                    M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
 from ._jit import kernel
@@ -407,16 +408,61 @@ def bpref_sum(b, b0, tmode, n_rel, n_nonrel, n_e, esize, ecnt):
 
 
 @kernel(_nrt=False)
-def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt):
+def _round_half_up(x):
+    """C's lround of x >= 0: the nearest whole number, halves away from zero."""
+    f = np.floor(x)
+    return np.int64(f) + (1 if x - f >= 0.5 else 0)
+
+
+@kernel(_nrt=False)
+def iprec(c, b, tmode, n_e, estart, esize, ecnt):
+    """trec_eval's interpolated precision at the c-th relevant item (flag bit b):
+    the highest precision at its rank or below, read at the ranks of relevant
+    items (where precision peaks); 0 when fewer than c are retrieved (c = 0: as c =
+    1). For the strict tie rules only (the relevant members of a tie group first
+    under "optimistic", last otherwise, which is the plain order for single
+    ranks)."""
+    total = np.int64(0)
+    for e in range(n_e):
+        total += ecnt[e, b]
+    if total == 0 or c > total:
+        return 0.0
+    best = 0.0
+    seen = total  # relevant items down to and including the one looked at
+    for e in range(n_e - 1, -1, -1):
+        r = estart[e]
+        cnt = ecnt[e, b]
+        first = r if tmode == OPTIMISTIC else r + esize[e] - cnt  # ranks first+1..first+cnt
+        for i in range(cnt, 0, -1):
+            best = max(best, seen / (first + i))
+            if seen <= c:
+                return best
+            seen -= 1
+    return best
+
+
+@kernel(_nrt=False)
+def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt, mparam, j):
     """One binary measure of one query of n items. ``k``: the cutoff (-1: the whole
     list); ``n_rel``: R, the relevant judged documents of the query at this
     threshold (flag bit b); ``n_rel2``: the same at bit b2 (bpref: judged
     documents with a label >= 0, so N, the judged non-relevant ones, is
-    n_rel2 - n_rel). Denominators as trec_eval: P@k divides by k, Judged@k by min(k, n)
-    (ir_measures), recall, AP and R-precision by R (0 when R is 0)."""
+    n_rel2 - n_rel); ``mparam[j]``: the measure's number parameters. Denominators
+    as trec_eval: P@k divides by k, Judged@k by min(k, n) (ir_measures), recall,
+    AP and R-precision by R (0 when R is 0)."""
     t = n if k < 0 else min(k, n)
     if code == M_NUM_RET:
         return float(n)
+    if code == M_UNJ:  # not judged with a label >= 0 (bit b) in the top k, over k; the
+        # largest value ("optimistic") puts the judged members of a tie group last
+        mode = PESSIMISTIC if tmode == OPTIMISTIC else OPTIMISTIC if tmode == PESSIMISTIC \
+            else tmode
+        return (t - count_top(t, b, mode, n_e, estart, esize, ecnt)) / k
+    if code == M_UTILITY:  # trec_eval's contingency table, n: documents in the collection
+        found = count_top(n, b, tmode, n_e, estart, esize, ecnt)
+        return (mparam[j, 0] * found + mparam[j, 1] * (n - found)
+                + mparam[j, 2] * (n_rel - found)
+                + mparam[j, 3] * (mparam[j, 4] + found - n - n_rel))
     if code == M_NUM_REL:
         return float(n_rel)
     if code == M_NUM_REL_RET:
@@ -452,15 +498,39 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
         return bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
     if code == M_RPREC:
         return count_top(min(n_rel, n), b, tmode, n_e, estart, esize, ecnt) / n_rel
+    if code == M_REL_P:
+        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / min(k, n_rel)
+    if code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
+        cut = np.int64(mparam[j, 0] * n_rel + 0.9)
+        if cut <= 0:
+            return 0.0
+        return count_top(min(cut, n), b, tmode, n_e, estart, esize, ecnt) / cut
+    if code == M_SET_F:
+        found = count_top(n, b, tmode, n_e, estart, esize, ecnt)
+        if found == 0:
+            return 0.0
+        p = found / n
+        r = found / n_rel
+        x = mparam[j, 0]
+        return (x + 1.0) * p * r / (x * p + r)
+    if code == M_IPREC:
+        return iprec(_round_half_up(mparam[j, 0] * n_rel), b, tmode, n_e, estart, esize, ecnt)
+    if code == M_11PT_AVG:  # summed from recall 1.0 down, as trec_eval adds them
+        total = 0.0
+        for level in range(10, -1, -1):
+            total += iprec(_round_half_up(level / 10.0 * n_rel), b, tmode, n_e, estart, esize,
+                           ecnt)
+        return total / 11.0
     return np.nan
 
 
 @kernel(_nrt=False)
-def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel, uval,
-                   ints, ecnt, out):
+def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam, n_rel,
+                   uval, ints, ecnt, out):
     """The binary measures of queries q0:q1: each query's flagged groups
     (:func:`.rank.flagged_groups`), then measure j (code ``mcode[j]``, cutoff
-    ``mk[j]``, flag bits ``mbit[j, 0]`` and ``mbit[j, 1]``) into out[q, j]."""
+    ``mk[j]``, flag bits ``mbit[j, 0]`` and ``mbit[j, 1]``, number parameters
+    ``mparam[j]``) into out[q, j]."""
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
@@ -471,7 +541,8 @@ def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n
             b2 = mbit[j, 1]
             out[q, j] = measure_value(mcode[j], mk[j], b, b2, tmode, n,
                                       n_rel[q, b] if nb > 0 else 0,
-                                      n_rel[q, b2] if nb > 0 else 0, n_e, ints[9], ints[10], ecnt)
+                                      n_rel[q, b2] if nb > 0 else 0, n_e, ints[9], ints[10], ecnt,
+                                      mparam, j)
 
 
 # --------------------------------------------------------------------------- NDCG

@@ -72,7 +72,7 @@ def _prefix_sums(raw: bytes):
 
 
 def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmode, table,
-                tmode, hist_order, chunks, want_dcg, want_idcg, mcode, mk, mbit,
+                tmode, hist_order, chunks, want_dcg, want_idcg, mcode, mk, mbit, mparam,
                 nb, n_rel, out_dcg, out_idcg, out_m):
     """Every requested value of every query, chunks of queries on several threads
     (:func:`.threads.run_chunks`), each thread with its own scratch: per chunk,
@@ -83,7 +83,8 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     (n_q, len(ks))); DCG ranks each query down to the deepest of them;
     ``flags``: ``nb`` flag bits per row, uint8 (empty when nb is 0);
     measure j (out_m[:, j]) has code ``mcode[j]``, cutoff ``mk[j]`` (-1: none) and
-    flag bits ``mbit[j, 0]``, ``mbit[j, 1]``; ``n_rel[q, b]``: R of query q at flag bit b."""
+    flag bits ``mbit[j, 0]``, ``mbit[j, 1]`` and number parameters ``mparam[j]``;
+    ``n_rel[q, b]``: R of query q at flag bit b."""
     longest = max(1, int(np.diff(offsets).max(initial=0)))
     # a cut of at most SHORT_MAX ranks under average/stable ties: the one-pass path
     short = min(int(ks[-1]), longest) <= SHORT_MAX and tmode in (AVERAGE, STABLE)
@@ -115,7 +116,7 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
             dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode,
                       top, ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
         if len(mcode):
-            measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel,
+            measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam, n_rel,
                            uval, ints, ecnt, out_m)
         if want_idcg and len(hist_order):
             idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table,
