@@ -174,6 +174,14 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          defaults=(1.0, -1.0, 0.0, 0.0, 0.0),
          doc="a x relevant retrieved + b x non-relevant retrieved + c x relevant not "
              "retrieved + d x non-relevant not retrieved (n: documents in the collection)"),
+    Kind("bing", KC.M_BING, "binG", None, None, "none", True, False, reference="bing_query",
+         doc="over the relevant items, 1 / log2(2 + the non-relevant items above it); "
+             "summed and divided by R"),
+    Kind("rbp_resid", KC.M_RBP_RESID, "rbp_resid", None, None, "none", False, False,
+         reference="rbp_resid_query", params=("p",), defaults=(0.9,),
+         doc="the largest rise of rank-biased precision (persistence p) if every item "
+             "not judged with a label >= 0 had the largest gain: p^n + (1 - p) x the sum "
+             "of p^rank over them; 0 when every item is judged"),
     Kind("unj", KC.M_UNJ, None, "unj", None, "required", False, True, (5, 10, 20),
          reference="unj_query",
          doc="unjudged items (or judged with a negative label) in the top k, divided by k"),
@@ -599,10 +607,20 @@ def _trec_numbers(spec: str, kind: Kind, name: str, at: int) -> list:
     """The comma-separated numbers of trec_eval's ``name.X,Y`` from ``at`` (trec_eval
     reads them with atof; here each must be a whole decimal number)."""
     example = {"mult": f"{name}.0.5,1.0", "recall": f"{name}.0.1,0.5", "beta": f"{name}.0.5",
-               "a": f"{name}.1,-1,0,0"}[kind.params[0]]
+               "a": f"{name}.1,-1,0,0", "p": f"{name}.p=0.8"}[kind.params[0]]
     text = spec[at:]
     if not text:
         raise _error(spec, f"no value after {name}.", f"write {example}")
+    if "=" in text:  # trec_eval's name=value pairs (rbp_resid.p=0.8)
+        got = dict(kind.defaults and zip(kind.params, kind.defaults))
+        for piece in text.split(","):
+            key, _, value = piece.partition("=")
+            if key not in kind.params or not _NUMBER.fullmatch(value) \
+                    or not math.isfinite(float(value)):
+                raise _error(spec, f"{_shown(piece)} is not {' or '.join(kind.params)}=NUMBER",
+                             f"write {name}.{kind.params[0]}={number(kind.defaults[0])}")
+            got[key] = float(value)
+        return [got[k] for k in kind.params]
     values = []
     for piece in text.split(","):
         if not _NUMBER.fullmatch(piece) or not math.isfinite(float(piece)):
@@ -811,7 +829,8 @@ class Layout:
 
 # measures that tell judged non-relevant items (labels 0..rel-1) from unjudged ones:
 # they read a second bit at threshold 0 (unj reads only that one)
-_READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET, KC.M_UNJ)
+_READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET, KC.M_UNJ, KC.M_RBP_RESID)
+_ONLY_ZERO = (KC.M_UNJ, KC.M_RBP_RESID)  # read the bit at threshold 0 alone
 
 
 def check_ties(others: list, ties: str, rel: int = 1) -> None:
@@ -852,7 +871,7 @@ def layout(others: list, rel: int) -> Layout:
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
         zero = rels.index(0) if kind.code in _READS_ZERO else -1
-        b = (zero if kind.code == KC.M_UNJ else judged_bit if kind.judgments
+        b = (zero if kind.code in _ONLY_ZERO else judged_bit if kind.judgments
              else rels.index(r) if kind.binary else 0)
         bits.append((b, zero if zero >= 0 else b))
         params.append(tuple(m.values))

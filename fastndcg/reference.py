@@ -370,10 +370,11 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
 BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-                   "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj")
+                   "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
+                   "bing", "rbp_resid")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility")
+           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid")
 # measures whose ties="average" is refused (no exact expectation is computed)
 NO_AVERAGE = ("iprec", "11pt_avg")
 
@@ -916,6 +917,69 @@ def unj_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judg
     return q.hits(unjudged, q.cut) / k if k else 0.0
 
 
+def bing_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+               doc_ids=None, nan_scores="error") -> float:
+    """binG (trec_eval ``binG``): over the relevant items, 1 / log2(2 + the
+    non-relevant items ranked above it, unjudged ones included), summed and
+    divided by R; 0 when R is 0. ties="average": a relevant member of a tie group
+    with o other non-relevant members has x = 0..o of them above it, each equally
+    likely.
+
+    >>> from fastndcg import reference
+    >>> reference.bing_query([0.9, 0.8, 0.7], [0, 1, 0], n_rel=2)  # 1/log2(3), over 2
+    0.31546487678572877
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if q.R == 0:
+        return 0.0
+    if q.ties != "average":
+        total, above = 0.0, 0
+        for i in q.order(q.relevant):
+            if q.relevant[i]:
+                total += 1.0 / math.log2(2 + above)
+            else:
+                above += 1
+        return total / q.R
+    total, above = 0.0, 0
+    for group in q.groups:
+        c = sum(1 for i in group if q.relevant[i])
+        other = len(group) - c
+        if c:
+            total += c * math.fsum(1.0 / math.log2(2 + above + x)
+                                   for x in range(other + 1)) / (other + 1)
+        above += other
+    return total / q.R
+
+
+def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
+                    judged=None, doc_ids=None, nan_scores="error") -> float:
+    """rbp_resid (trec_eval ``rbp_resid``): how far rank-biased precision with
+    persistence p could rise if every item not judged with a label >= 0
+    (unjudged, or a negative grade) had the largest gain: p^n + (1 - p) x the sum
+    of p^(rank - 1) over those items; 0 when there is none (trec_eval's rule).
+    ties="average": each rank of a tie group holds such an item with probability
+    (such members) / s.
+
+    >>> from fastndcg import reference
+    >>> round(reference.rbp_resid_query([0.9, 0.8], [1, 0], p=0.5, judged=[True, False]), 4)
+    0.5
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    grades = [_clean_label(r, "keep") for r in labels]
+    unjudged = [not (q.judged[i] and grades[i] >= 0) for i in range(q.n)]
+    if not any(unjudged):
+        return 0.0
+    if q.ties != "average":
+        mass = [p ** rank for rank, i in enumerate(q.order(unjudged)) if unjudged[i]]
+    else:
+        mass, a = [], 0
+        for group in q.groups:
+            u = sum(1 for i in group if unjudged[i])
+            mass += [u / len(group) * p ** (a + j) for j in range(len(group))]
+            a += len(group)
+    return p ** q.n + (1 - p) * math.fsum(mass)
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
@@ -926,6 +990,7 @@ _MEASURE_QUERY = {
     "gm_map": ap_query, "gm_bpref": bpref_query, "relative_p": relative_p_query,
     "rprec_mult": rprec_mult_query, "iprec": iprec_query, "11pt_avg": iprec_11pt_query,
     "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
+    "bing": bing_query, "rbp_resid": rbp_resid_query,
 }
 
 

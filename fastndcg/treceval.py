@@ -52,7 +52,7 @@ TABLE: dict[str, str | None] = {
     "num_rel_ret": "long", "map": "mean", "gm_map": "gm", "Rprec": "mean", "bpref": "mean",
     "recip_rank": "mean", "iprec_at_recall": "level", "P": "cut", "relstring": None,
     "recall": "cut", "infAP": None, "gm_bpref": "gm", "Rprec_mult": "level",
-    "utility": "param", "11pt_avg": "param", "binG": None, "G": None, "dcg": None,
+    "utility": "param", "11pt_avg": "param", "binG": "mean", "G": None, "dcg": None,
     "ideal_dcg": None, "ndcg": "param", "ndcg_rel": None, "Rndcg": None, "ndcg_cut": "cut",
     "map_cut": "cut", "relative_P": "cut", "success": "cut", "set_P": "mean",
     "set_relative_P": "mean", "set_recall": "mean", "set_map": "mean", "set_F": "param",
@@ -62,7 +62,7 @@ TABLE: dict[str, str | None] = {
     "prefs_simp_ret": None, "prefs_pair_ret": None, "prefs_avgjg_ret": None,
     "prefs_avgjg_Rnonrel_ret": None, "prefs_simp_imp": None, "prefs_pair_imp": None,
     "prefs_avgjg_imp": None, "map_avgjg": None, "P_avgjg": None, "Rprec_mult_avgjg": None,
-    "yaap": None, "rbp": None, "rbp_resid": None, "unj": "cut",
+    "yaap": None, "rbp": None, "rbp_resid": "param", "unj": "cut",
 }
 
 NICKNAMES: dict[str, tuple] = {
@@ -376,18 +376,30 @@ def run(args: Args, out=None) -> None:
 
 def _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t) -> None:
     """trec_eval -c scores a query the run lacks on a ranking of one unjudged
-    document, then sets the line named exactly ``utility`` back to 0 -- but not a
-    utility line with parameters (``utility_1,-1,0,0``), which keeps the value of
-    that ranking: b x 1 + c x R + d x (N - 1 - R). So it is here."""
+    document, then sets the lines named exactly ``utility`` and ``rbp_resid`` back
+    to 0 -- but not those with parameters (``utility_1,-1,0,0``,
+    ``rbp_resid_p=0.8``), which keep the value of that ranking: b x 1 + c x R + d x
+    (N - 1 - R), and p + (1 - p). So it is here."""
     import pyarrow.compute as pc
 
     lacking = [i for i, q in enumerate(evaluated) if q not in in_run]
-    lines_ = [(line, spec) for line, spec in zip(
+    with_params = [(line, spec) for line, spec in zip(
         [p for p in printed if p.spec is not None], names)
-        if line.name.startswith("utility_")]
-    if not lacking or not lines_:
+        if line.name.startswith(("utility_", "rbp_resid_"))]
+    if not lacking or not with_params:
         return
     from .measures import parse
+
+    lines_ = []
+    for line, spec in with_params:
+        if line.name.startswith("rbp_resid_"):
+            p = parse(spec).others[0].values[0]
+            for i in lacking:
+                columns[spec][i] = p + (1 - p) * 1.0
+        else:
+            lines_.append((line, spec))
+    if not lines_:
+        return
 
     relevant = qrels_t.filter(pc.greater_equal(qrels_t.column("label"), args.rel))
     counts = relevant.group_by("query_id").aggregate([("label", "count")])

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import fastndcg
 from fastndcg import reference
+from fastndcg.measures import REGISTRY
 
 from strategies import DTYPES, NEGATIVE_LABELS, as_arrays, batches, integral_scores
 
@@ -34,8 +35,9 @@ PARAM_KINDS = [
                                                 "n_docs": 50}),
     ("iprec", "recall=0.0", {"recall": 0.0}), ("iprec", "recall=0.3", {"recall": 0.3}),
     ("iprec", "recall=0.5", {"recall": 0.5}), ("iprec", "recall=1.0", {"recall": 1.0}),
+    ("rbp_resid", "p=0.9", {"p": 0.9}), ("rbp_resid", "p=0.5", {"p": 0.5}),
 ]
-PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg"]  # k-free, no parameters
+PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing"]  # k-free, no parameters
 NO_AVERAGE = reference.NO_AVERAGE
 
 
@@ -55,7 +57,8 @@ def _names(cutoffs, rel, ties="average"):
              f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
              f"num_nonrel_judged_ret(rel={rel})"]
     names += [f"{k}(rel={rel})" for k in _plain_new(ties)]
-    names += [f"{k}({p},rel={rel})" for k, p, _ in _param_measures(ties)]
+    names += [f"{k}({p},rel={rel})" if REGISTRY[k].binary else f"{k}({p})"
+              for k, p, _ in _param_measures(ties)]
     for c in cutoffs:
         names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
                   f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}", f"relative_p@{c}(rel={rel})"]

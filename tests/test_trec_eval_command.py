@@ -30,7 +30,7 @@ from fastndcg import cli, treceval
 EVERYTHING = ["-m", "official", "-m", "set", "-m", "relative_P", "-m", "Rprec_mult",
               "-m", "11pt_avg", "-m", "unj", "-m", "ndcg", "-m", "ndcg_cut", "-m", "map_cut",
               "-m", "recall", "-m", "success", "-m", "gm_bpref", "-m", "num_nonrel_judged_ret",
-              "-m", "utility.1.0,-1.0,0.5,0.0"]
+              "-m", "utility.1.0,-1.0,0.5,0.0", "-m", "binG", "-m", "rbp_resid.p=0.8"]
 
 
 def _command(args: list[str]) -> subprocess.CompletedProcess:
@@ -87,7 +87,7 @@ ARGS = {
     "everything": ["-q", *EVERYTHING],
     "everything-c-l2-N": ["-q", "-c", "-l", "2", "-N", "5000", *EVERYTHING],
     "M100": ["-q", "-M", "100", *EVERYTHING],
-    "M7-c": ["-q", "-c", "-M", "7", "-m", "official", "-m", "unj"],
+    "M7-c": ["-q", "-c", "-M", "7", "-m", "official", "-m", "unj", "-m", "rbp_resid"],
     "n": ["-n", "-q", "-m", "P.5,10", "-m", "map"],
     "params": ["-q", "-m", "iprec_at_recall.0.25,.5", "-m", "P.1000,5", "-m", "set_F.0.5",
                "-m", "Rprec_mult.1.5"],

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_11PT_AVG, M_AP, M_BPREF, M_IPREC, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
+from .codes import (M_11PT_AVG, M_AP, M_BING, M_BPREF, M_IPREC, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
                     M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
-                    M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
+                    M_RBP_RESID, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
                     M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
@@ -408,6 +408,63 @@ def bpref_sum(b, b0, tmode, n_rel, n_nonrel, n_e, esize, ecnt):
 
 
 @kernel(_nrt=False)
+def bing_sum(b, tmode, n_e, estart, esize, ecnt):
+    """trec_eval's binG numerator: over the relevant items (flag bit b), 1 /
+    log2(2 + the non-relevant items above it). A relevant member of a tie group
+    with o other members has 0..o of them above it, each equally likely
+    ("average"), none ("optimistic") or all ("pessimistic")."""
+    total = 0.0
+    before = np.int64(0)  # relevant items in earlier entries
+    for e in range(n_e):
+        c = ecnt[e, b]
+        if c > 0:
+            above = estart[e] - before  # non-relevant items above the entry
+            other = esize[e] - c
+            if tmode == OPTIMISTIC:
+                total += c / np.log2(2.0 + above)
+            elif tmode == PESSIMISTIC:
+                total += c / np.log2(2.0 + above + other)
+            else:
+                part = 0.0
+                for x in range(other + 1):
+                    part += 1.0 / np.log2(2.0 + above + x)
+                total += c * part / (other + 1)
+        before += c
+    return total
+
+
+@kernel(_nrt=False)
+def rbp_residual(b, tmode, n, p, n_e, estart, esize, ecnt):
+    """trec_eval's rbp_resid: p^n + (1 - p) x the sum of p^i over the ranks i
+    (0-based) of the items not judged with a label >= 0 (those without flag bit
+    b), when there is one; else 0. Expected over the orderings of each tie group
+    ("average": each rank of a group holds a judged item with probability c / s),
+    or with the unjudged members first ("optimistic": the largest) or last."""
+    judged = 0.0  # the (expected) sum of p^i over the judged items' ranks
+    count = 0.0
+    for e in range(n_e):
+        c = ecnt[e, b]
+        if c == 0:
+            continue
+        s = esize[e]
+        r = estart[e]
+        first = r if tmode == PESSIMISTIC else r + s - c if tmode == OPTIMISTIC else r
+        last = first + (c if tmode == OPTIMISTIC or tmode == PESSIMISTIC else s)
+        share = 1.0 if tmode == OPTIMISTIC or tmode == PESSIMISTIC else c / s
+        for i in range(first, last):
+            judged += share * p ** i
+        count += c
+    if count >= n:
+        return 0.0
+    everything = 0.0
+    cur = 1.0
+    for i in range(n):  # p^i added rank by rank, p^n by repeated products, as trec_eval
+        everything += cur
+        cur *= p
+    return cur + (1.0 - p) * (everything - judged)
+
+
+@kernel(_nrt=False)
 def _round_half_up(x):
     """C's lround of x >= 0: the nearest whole number, halves away from zero."""
     f = np.floor(x)
@@ -453,6 +510,8 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
     t = n if k < 0 else min(k, n)
     if code == M_NUM_RET:
         return float(n)
+    if code == M_RBP_RESID:  # the items without bit b (judged, label >= 0) are unjudged
+        return rbp_residual(b, tmode, n, mparam[j, 0], n_e, estart, esize, ecnt)
     if code == M_UNJ:  # not judged with a label >= 0 (bit b) in the top k, over k; the
         # largest value ("optimistic") puts the judged members of a tie group last
         mode = PESSIMISTIC if tmode == OPTIMISTIC else OPTIMISTIC if tmode == PESSIMISTIC \
@@ -500,6 +559,8 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
         return count_top(min(n_rel, n), b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_REL_P:
         return count_top(t, b, tmode, n_e, estart, esize, ecnt) / min(k, n_rel)
+    if code == M_BING:
+        return bing_sum(b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
         cut = np.int64(mparam[j, 0] * n_rel + 0.9)
         if cut <= 0:
