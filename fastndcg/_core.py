@@ -415,14 +415,14 @@ def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
     params = np.zeros((len(lay.codes), width))
     for j, p in enumerate(lay.params):
         params[j, :len(p)] = p
-    return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits).reshape(-1, 2),
+    return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits).reshape(-1, 3),
                        flags if lay.n_bits else np.zeros(0, np.uint8), n_rel,
                        lay.n_bits, params)
 
 
 def no_measures(n_q: int) -> MeasurePlan:
     empty = np.zeros(0, np.int64)
-    return MeasurePlan(empty, empty, np.zeros((0, 2), np.int64), np.zeros(0, np.uint8),
+    return MeasurePlan(empty, empty, np.zeros((0, 3), np.int64), np.zeros(0, np.uint8),
                        np.zeros((n_q, 1), np.int64))
 
 

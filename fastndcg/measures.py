@@ -104,6 +104,7 @@ class Kind:
     each: bool = False        # trec_eval's name.X,Y is one measure per value (else one
     #                           measure given all the values)
     average: bool = True      # offers ties="average" (an exact expectation)
+    bounds: bool = True       # offers ties="optimistic"/"pessimistic" (the max / min)
 
 
 REGISTRY: dict[str, Kind] = {k.name: k for k in [
@@ -182,6 +183,10 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          doc="the largest rise of rank-biased precision (persistence p) if every item "
              "not judged with a label >= 0 had the largest gain: p^n + (1 - p) x the sum "
              "of p^rank over them; 0 when every item is judged"),
+    Kind("infap", KC.M_INFAP, "infAP", None, "infAP", "none", True, False,
+         reference="infap_query", average=False, bounds=False,
+         doc="trec_eval's inferred AP (Yilmaz & Aslam 2006): AP estimated from a sample of "
+             "judgments, judged items with a negative label being the unsampled pool"),
     Kind("unj", KC.M_UNJ, None, "unj", None, "required", False, True, (5, 10, 20),
          reference="unj_query",
          doc="unjudged items (or judged with a negative label) in the top k, divided by k"),
@@ -811,10 +816,11 @@ def parse(measures, rel: int | None = None) -> Parsed:
 class Layout:
     """How a list of binary measures reaches the kernels: the flag bits (one per
     relevance threshold, then one for "judged" if a measure reads it) and, per
-    measure, its code, cutoff (-1: none) and bits: the one it reads, and a second
-    (bpref, num_nonrel_judged_ret: the bit at threshold 0, judged items with a
+    measure, its code, cutoff (-1: none) and three bits: the one it reads, a second
+    (bpref, num_nonrel_judged_ret, infAP: the bit at threshold 0, judged items with a
     label >= 0, which tells judged non-relevant items from unjudged ones; others:
-    the first again)."""
+    the first again) and a third (infAP: the judged bit, which tells the pool's
+    unlabelled items from those outside it; others: the first again)."""
     rels: tuple            # the threshold of flag bit b, for b < len(rels)
     judged_bit: int        # the bit saying "judged" (-1: none)
     codes: tuple
@@ -835,29 +841,37 @@ _ONLY_ZERO = (KC.M_UNJ, KC.M_RBP_RESID)  # read the bit at threshold 0 alone
 
 def check_ties(others: list, ties: str, rel: int = 1) -> None:
     """Refuse ties="average" for a measure whose expectation over the orderings of
-    tied items fastndcg does not compute exactly."""
-    if ties != "average":
-        return
+    tied items fastndcg does not compute exactly, and "optimistic"/"pessimistic"
+    for one whose bounds no order of the tied items gives."""
     for m in others:
-        if not REGISTRY[m.kind].average:
+        kind = REGISTRY[m.kind]
+        if ties == "average" and not kind.average:
+            works = "'trec' (trec_eval's order), 'stable'" + (
+                ", 'optimistic' or 'pessimistic' (the bounds over those orderings)"
+                if kind.bounds else "")
             raise ValueError(
                 f"measure {m.column(rel)!r} is not offered with ties='average': its expected "
                 f"value over the orderings of tied items has no exact form fastndcg computes; "
-                f"pass ties='trec' (trec_eval's order), 'stable', 'optimistic' or "
-                f"'pessimistic' (the bounds over those orderings)")
+                f"pass ties={works}")
+        if ties in ("optimistic", "pessimistic") and not kind.bounds:
+            raise ValueError(
+                f"measure {m.column(rel)!r} is not offered with ties={ties!r}: it does not "
+                f"grow as relevant items move up, so no order of tied items that fastndcg "
+                f"computes gives its largest or smallest value; pass ties='trec' (trec_eval's "
+                f"order) or 'stable' (input order)")
 
 
 def layout(others: list, rel: int) -> Layout:
     """The :class:`Layout` of ``others`` (Measure) with default threshold ``rel``."""
     rels: list = []
     codes, cutoffs, bits, params = [], [], [], []
-    judged = any(REGISTRY[m.kind].judgments and REGISTRY[m.kind].code != KC.M_UNJ
-                 for m in others)
+    judged = any((REGISTRY[m.kind].judgments and REGISTRY[m.kind].code != KC.M_UNJ)
+                 or REGISTRY[m.kind].code == KC.M_INFAP for m in others)
     for m in others:
         kind = REGISTRY[m.kind]
         r = m.rel if m.rel is not None else rel
         wanted = (r,) if kind.binary else ()
-        for t in wanted + ((0,) if kind.code in _READS_ZERO else ()):
+        for t in wanted + ((0,) if kind.code in _READS_ZERO + (KC.M_INFAP,) else ()):
             if t not in rels:
                 rels.append(t)
     rels.sort()
@@ -870,10 +884,11 @@ def layout(others: list, rel: int) -> Layout:
         r = m.rel if m.rel is not None else rel
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
-        zero = rels.index(0) if kind.code in _READS_ZERO else -1
+        zero = rels.index(0) if kind.code in _READS_ZERO + (KC.M_INFAP,) else -1
         b = (zero if kind.code in _ONLY_ZERO else judged_bit if kind.judgments
              else rels.index(r) if kind.binary else 0)
-        bits.append((b, zero if zero >= 0 else b))
+        bits.append((b, zero if zero >= 0 else b,
+                     judged_bit if kind.code == KC.M_INFAP else b))
         params.append(tuple(m.values))
     return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits),
                   tuple(params))

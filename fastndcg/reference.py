@@ -371,12 +371,15 @@ BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
                    "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
-                   "bing", "rbp_resid")
+                   "bing", "rbp_resid", "infap")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid")
+           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
+           "infap")
 # measures whose ties="average" is refused (no exact expectation is computed)
-NO_AVERAGE = ("iprec", "11pt_avg")
+NO_AVERAGE = ("iprec", "11pt_avg", "infap")
+# measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
+NO_BOUNDS = ("infap",)
 
 
 class _Query:
@@ -980,6 +983,44 @@ def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
     return p ** q.n + (1 - p) * math.fsum(mass)
 
 
+INFAP_EPSILON = 0.00001  # trec_eval's
+
+
+def infap_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
+                doc_ids=None, nan_scores="error") -> float:
+    """infAP (trec_eval ``infAP``, ir_measures ``infAP``; Yilmaz & Aslam, CIKM 2006):
+    AP inferred from a sample of judgments. Judged items with a label below 0 are
+    the pool's unsampled ("unjudged") items; unjudged items are outside the pool.
+    At the rank j (0-based) of each relevant item, with r relevant, m judged
+    non-relevant and u unsampled pool items above it, it adds 1 at rank 0, else
+    1/(j+1) + j/(j+1) x (r+m+u)/j x (r+eps)/(r+m+2 eps) (eps = 1e-5); the sum over R.
+    The tie rules "trec" and "stable" only: infAP does not always grow as a
+    relevant item moves up, so neither "optimistic" nor "pessimistic" gives its
+    bounds, and its expectation over orderings is not computed.
+
+    >>> from fastndcg import reference
+    >>> reference.infap_query([0.9, 0.8, 0.7], [1, 0, 1], ties="stable")  # (1 + 1/3 + 2/3 x 2/2 x 1/2) / 2
+    0.8333333333333333
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if ties not in ("trec", "stable"):
+        raise ValueError(f"infap is not offered with ties={ties!r}")
+    if q.R == 0:
+        return 0.0
+    grades = [_clean_label(x, "keep") for x in labels]
+    total, r, m, u = 0.0, 0, 0, 0
+    for j, i in enumerate(q.order(q.relevant)):
+        if q.relevant[i]:
+            total += 1.0 if j == 0 else (1 / (j + 1) + (j / (j + 1)) * ((r + m + u) / j)
+                                         * ((r + INFAP_EPSILON) / (r + m + 2 * INFAP_EPSILON)))
+            r += 1
+        elif q.judged[i] and grades[i] >= 0:
+            m += 1
+        elif q.judged[i]:
+            u += 1
+    return total / q.R
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
@@ -990,7 +1031,7 @@ _MEASURE_QUERY = {
     "gm_map": ap_query, "gm_bpref": bpref_query, "relative_p": relative_p_query,
     "rprec_mult": rprec_mult_query, "iprec": iprec_query, "11pt_avg": iprec_11pt_query,
     "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
-    "bing": bing_query, "rbp_resid": rbp_resid_query,
+    "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
 }
 
 

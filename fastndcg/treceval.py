@@ -51,7 +51,7 @@ TABLE: dict[str, str | None] = {
     "runid": "runid", "num_q": "num_q", "num_ret": "long", "num_rel": "long",
     "num_rel_ret": "long", "map": "mean", "gm_map": "gm", "Rprec": "mean", "bpref": "mean",
     "recip_rank": "mean", "iprec_at_recall": "level", "P": "cut", "relstring": None,
-    "recall": "cut", "infAP": None, "gm_bpref": "gm", "Rprec_mult": "level",
+    "recall": "cut", "infAP": "mean", "gm_bpref": "gm", "Rprec_mult": "level",
     "utility": "param", "11pt_avg": "param", "binG": "mean", "G": None, "dcg": None,
     "ideal_dcg": None, "ndcg": "param", "ndcg_rel": None, "Rndcg": None, "ndcg_cut": "cut",
     "map_cut": "cut", "relative_P": "cut", "success": "cut", "set_P": "mean",

@@ -37,16 +37,20 @@ PARAM_KINDS = [
     ("iprec", "recall=0.5", {"recall": 0.5}), ("iprec", "recall=1.0", {"recall": 1.0}),
     ("rbp_resid", "p=0.9", {"p": 0.9}), ("rbp_resid", "p=0.5", {"p": 0.5}),
 ]
-PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing"]  # k-free, no parameters
-NO_AVERAGE = reference.NO_AVERAGE
+PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing", "infap"]  # k-free, no parameters
+
+
+def _offered(kind, ties):
+    return not ((ties == "average" and kind in reference.NO_AVERAGE)
+                or (ties in ("optimistic", "pessimistic") and kind in reference.NO_BOUNDS))
 
 
 def _param_measures(ties):
-    return [(k, p, kw) for k, p, kw in PARAM_KINDS if ties != "average" or k not in NO_AVERAGE]
+    return [(k, p, kw) for k, p, kw in PARAM_KINDS if _offered(k, ties)]
 
 
 def _plain_new(ties):
-    return [k for k in PLAIN_NEW if ties != "average" or k not in NO_AVERAGE]
+    return [k for k in PLAIN_NEW if _offered(k, ties)]
 
 
 def _names(cutoffs, rel, ties="average"):
@@ -191,13 +195,21 @@ def test_one_ranking_any_measure_set_compiles_nothing_new():
     assert len(K.measures_chunk.signatures) == before
 
 
-@pytest.mark.parametrize("name", ["iprec_at_recall", "IPrec@0.5", "11pt_avg"])
+@pytest.mark.parametrize("name", ["iprec_at_recall", "IPrec@0.5", "11pt_avg", "infAP"])
 def test_average_is_refused_where_no_exact_expectation(name):
     s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
-    with pytest.raises(ValueError, match="not offered with ties='average'.*'pessimistic'"):
+    works = "'stable'" if name == "infAP" else "'pessimistic'"
+    with pytest.raises(ValueError, match=f"not offered with ties='average'.*{works}"):
         fastndcg.measure(s, r, o, measure=name)
     with pytest.raises(ValueError, match="not offered with ties='average'"):
         fastndcg.evaluate(pa.table({"query_id": [1, 1], "score": [0.5, 0.5], "label": [1, 0]}),
                           measure=name, ties="average")
-    out = fastndcg.measure(s, r, o, measure=name, ties="pessimistic")
+    out = fastndcg.measure(s, r, o, measure=name, ties="stable")
     assert all(np.isfinite(v[0]) for v in out.values())
+
+
+@pytest.mark.parametrize("ties", ["optimistic", "pessimistic"])
+def test_bounds_are_refused_where_no_order_gives_them(ties):
+    s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
+    with pytest.raises(ValueError, match=f"infap' is not offered with ties='{ties}'.*'stable'"):
+        fastndcg.measure(s, r, o, measure="infAP", ties=ties)

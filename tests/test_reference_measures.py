@@ -26,10 +26,10 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
          "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
          "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
-         "utility", "unj", "bing", "rbp_resid")
+         "utility", "unj", "bing", "rbp_resid", "infap")
 K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
           "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-          "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid")
+          "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid", "infap")
 # the parameter values each measure is checked at
 PARAMS = {"rprec_mult": [{"mult": 0.2}, {"mult": 1.0}, {"mult": 1.6}],
           "iprec": [{"recall": 0.0}, {"recall": 0.3}, {"recall": 0.5}, {"recall": 1.0}],
@@ -96,6 +96,12 @@ def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
                                         judged=permuted["judged"], ties="stable", **common,
                                         **params))
         mean = math.fsum(values) / len(values)
+        if kind in reference.NO_BOUNDS:  # neither average nor the bounds: refused
+            for ties in ("average", "optimistic", "pessimistic"):
+                with pytest.raises(ValueError, match="not offered with ties="):
+                    measure_query(kind, scores, labels, k, judged=judged, ties=ties, **common,
+                                  **params)
+            continue
         rules = ("optimistic", "pessimistic")
         if kind in reference.NO_AVERAGE:
             with pytest.raises(ValueError, match="not offered with ties='average'"):

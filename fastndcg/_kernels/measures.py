@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_11PT_AVG, M_AP, M_BING, M_BPREF, M_IPREC, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
+from .codes import (M_11PT_AVG, M_AP, M_BING, M_BPREF, M_INFAP, M_IPREC, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
                     M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
                     M_RBP_RESID, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
                     M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
@@ -464,6 +464,38 @@ def rbp_residual(b, tmode, n, p, n_e, estart, esize, ecnt):
     return cur + (1.0 - p) * (everything - judged)
 
 
+INFAP_EPSILON = 0.00001  # trec_eval's
+
+
+@kernel(_nrt=False)
+def infap_sum(b, b0, bj, n_e, estart, ecnt):
+    """trec_eval's infAP numerator (Yilmaz & Aslam, CIKM 2006) for the strict tie
+    rules (each entry a single rank): at the rank j (0-based) of each relevant item
+    (bit b), with r relevant, m judged non-relevant (bit b0, not b) and u judged
+    but unlabelled (bit bj, not b0: "in the pool, unjudged") items above it,
+    1 / (j + 1) + j / (j + 1) x (r + m + u) / j x (r + eps) / (r + m + 2 eps), and 1 at
+    rank 0. Items outside the pool (no bit) count in j only."""
+    total = 0.0
+    r = np.int64(0)
+    m = np.int64(0)
+    u = np.int64(0)
+    for e in range(n_e):
+        if ecnt[e, b] > 0:
+            j = estart[e]
+            if j == 0:
+                total += 1.0
+            else:
+                fj = float(j)
+                total += (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + m + u) / fj)
+                          * ((r + INFAP_EPSILON) / (r + m + 2 * INFAP_EPSILON)))
+            r += 1
+        elif ecnt[e, b0] > 0:
+            m += 1
+        elif ecnt[e, bj] > 0:
+            u += 1
+    return total
+
+
 @kernel(_nrt=False)
 def _round_half_up(x):
     """C's lround of x >= 0: the nearest whole number, halves away from zero."""
@@ -499,7 +531,8 @@ def iprec(c, b, tmode, n_e, estart, esize, ecnt):
 
 
 @kernel(_nrt=False)
-def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt, mparam, j):
+def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt, mparam,
+                  j):
     """One binary measure of one query of n items. ``k``: the cutoff (-1: the whole
     list); ``n_rel``: R, the relevant judged documents of the query at this
     threshold (flag bit b); ``n_rel2``: the same at bit b2 (bpref: judged
@@ -561,6 +594,8 @@ def measure_value(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, e
         return count_top(t, b, tmode, n_e, estart, esize, ecnt) / min(k, n_rel)
     if code == M_BING:
         return bing_sum(b, tmode, n_e, estart, esize, ecnt) / n_rel
+    if code == M_INFAP:  # b2: judged with a label >= 0, b3: judged at all
+        return infap_sum(b, b2, b3, n_e, estart, ecnt) / n_rel
     if code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
         cut = np.int64(mparam[j, 0] * n_rel + 0.9)
         if cut <= 0:
@@ -590,7 +625,7 @@ def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, m
                    uval, ints, ecnt, out):
     """The binary measures of queries q0:q1: each query's flagged groups
     (:func:`.rank.flagged_groups`), then measure j (code ``mcode[j]``, cutoff
-    ``mk[j]``, flag bits ``mbit[j, 0]`` and ``mbit[j, 1]``, number parameters
+    ``mk[j]``, flag bits ``mbit[j, 0..2]``, number parameters
     ``mparam[j]``) into out[q, j]."""
     for q in range(q0, q1):
         lo = offsets[q]
@@ -600,7 +635,7 @@ def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, m
         for j in range(len(mcode)):
             b = mbit[j, 0]
             b2 = mbit[j, 1]
-            out[q, j] = measure_value(mcode[j], mk[j], b, b2, tmode, n,
+            out[q, j] = measure_value(mcode[j], mk[j], b, b2, mbit[j, 2], tmode, n,
                                       n_rel[q, b] if nb > 0 else 0,
                                       n_rel[q, b2] if nb > 0 else 0, n_e, ints[9], ints[10], ecnt,
                                       mparam, j)

@@ -83,7 +83,7 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     (n_q, len(ks))); DCG ranks each query down to the deepest of them;
     ``flags``: ``nb`` flag bits per row, uint8 (empty when nb is 0);
     measure j (out_m[:, j]) has code ``mcode[j]``, cutoff ``mk[j]`` (-1: none) and
-    flag bits ``mbit[j, 0]``, ``mbit[j, 1]`` and number parameters ``mparam[j]``;
+    flag bits ``mbit[j, 0..2]`` and number parameters ``mparam[j]``;
     ``n_rel[q, b]``: R of query q at flag bit b."""
     longest = max(1, int(np.diff(offsets).max(initial=0)))
     # a cut of at most SHORT_MAX ranks under average/stable ties: the one-pass path
