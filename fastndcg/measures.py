@@ -187,6 +187,23 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          reference="infap_query", average=False, bounds=False,
          doc="trec_eval's inferred AP (Yilmaz & Aslam 2006): AP estimated from a sample of "
              "judgments, judged items with a negative label being the unsampled pool"),
+    Kind("rbp", KC.M_RBP, "rbp", None, None, "none", False, False, reference="rbp_query",
+         params=("p",), defaults=(0.9,),
+         doc="trec_eval's rank-biased precision (Moffat & Zobel 2008): (1 - p) x the sum "
+             "of gain x p^(rank - 1), gains divided by the query's largest judged gain when "
+             "it is above 1"),
+    Kind("g", KC.M_G, "G", None, None, "none", False, False, reference="g_query",
+         average=False, bounds=False,
+         doc="trec_eval's normalised gain G: each gain over log2(2 + ideal cost so far - "
+             "gain so far), summed, over the sum of the ideal gains"),
+    Kind("ndcg_rel", KC.M_NDCG_REL, "ndcg_rel", None, None, "none", False, False,
+         reference="ndcg_rel_query", average=False, bounds=False,
+         doc="trec_eval's NDCG averaged at the ranks of the items with a gain above 0 "
+             "(unretrieved ones at the end of the list)"),
+    Kind("rndcg", KC.M_RNDCG, "Rndcg", None, None, "none", True, False,
+         reference="rndcg_query", average=False, bounds=False,
+         doc="trec_eval's NDCG averaged at the ranks where the ideal gain changes (and at "
+             "the end of the list); 0 without a relevant judged document"),
     Kind("unj", KC.M_UNJ, None, "unj", None, "required", False, True, (5, 10, 20),
          reference="unj_query",
          doc="unjudged items (or judged with a negative label) in the top k, divided by k"),

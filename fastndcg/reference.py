@@ -371,15 +371,15 @@ BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
                    "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
-                   "bing", "rbp_resid", "infap")
+                   "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
            "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
-           "infap")
+           "infap", "rbp", "g", "ndcg_rel", "rndcg")
 # measures whose ties="average" is refused (no exact expectation is computed)
-NO_AVERAGE = ("iprec", "11pt_avg", "infap")
+NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg")
 # measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
-NO_BOUNDS = ("infap",)
+NO_BOUNDS = ("infap", "g", "ndcg_rel", "rndcg")
 
 
 class _Query:
@@ -1021,6 +1021,150 @@ def infap_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
     return total / q.R
 
 
+# --------------------------------------------------------------------------- graded measures
+# trec_eval's measures over the gains in rank order and the ideal gains: the gain of
+# an item is its label (trec_eval's default gains: the relevance level), 0 when it is
+# unjudged; the ideal gains are ``ideal_labels`` (qrels mode: every judgment of the
+# query) or the list's judged labels.
+
+
+def _rank_gains(q, labels, ties, negative_labels="keep") -> list:
+    gains = [float(_clean_label(labels[i], negative_labels)) if q.judged[i] else 0.0
+             for i in range(q.n)]
+    if ties != "average":
+        return [gains[i] for i in _strict_order(q.scores, gains, ties, q.doc_ids)]
+    out = []
+    for group in q.groups:
+        mean = math.fsum(gains[i] for i in group) / len(group)
+        out += [mean] * len(group)
+    return out
+
+
+def _ideal_gains(q, labels, ideal_labels, negative_labels="keep") -> list:
+    if ideal_labels is None:
+        ideal_labels = [labels[i] for i in range(q.n) if q.judged[i]]
+    return sorted((float(_clean_label(x, negative_labels)) for x in ideal_labels), reverse=True)
+
+
+def rbp_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None, judged=None,
+              doc_ids=None, nan_scores="error", ideal_labels=None,
+              negative_labels="keep") -> float:
+    """rbp (trec_eval ``rbp.p=0.9``; Moffat & Zobel 2008): (1 - p) x the sum of gain x
+    p^(rank - 1), the gains divided by the largest ideal gain when it is above 1
+    (trec_eval scales graded gains into [0, 1]). ties="average": each rank of a tie
+    group carries its mean gain; "optimistic"/"pessimistic": gains descending /
+    ascending inside a group (the largest / smallest value).
+
+    >>> from fastndcg import reference
+    >>> round(reference.rbp_query([0.9, 0.8], [2, 1], p=0.5), 4)  # 0.5 x (1 + 0.5 x 0.5)
+    0.625
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    ideal = _ideal_gains(q, labels, ideal_labels, negative_labels)
+    scale = ideal[0] if ideal and ideal[0] > 1.0 else 1.0
+    return (1.0 - p) * math.fsum(g / scale * p ** i
+                                 for i, g in enumerate(_rank_gains(q, labels, ties, negative_labels)))
+
+
+def _strict(q, name):
+    if q.ties not in ("trec", "stable"):
+        raise ValueError(f"{name} is not offered with ties={q.ties!r}")
+
+
+def g_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None, doc_ids=None,
+            nan_scores="error", ideal_labels=None, negative_labels="keep") -> float:
+    """G (trec_eval ``G``): the gain g at rank i, over log2(2 + (the ideal gains of
+    ranks 1..i, each counted as at least 1; 1 past the ideal list) - (the gains of
+    ranks 1..i)), summed over the ranks and divided by the sum of the ideal gains.
+    "trec" and "stable" ties only.
+
+    >>> from fastndcg import reference
+    >>> reference.g_query([0.9, 0.8], [1, 1], ties="stable")  # 1/log2(2) + 1/log2(2), over 2
+    1.0
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    _strict(q, "g")
+    gains = _rank_gains(q, labels, ties, negative_labels)
+    ideal = _ideal_gains(q, labels, ideal_labels, negative_labels)
+    total = sum_gain = cost = 0.0
+    for i, g in enumerate(gains):
+        ig = ideal[i] if i < len(ideal) else 0.0
+        cost += ig if ig >= 1.0 else 1.0
+        sum_gain += g
+        if g:
+            total += g / math.log2(2.0 + cost - sum_gain)
+    positive = math.fsum(x for x in ideal if x > 0)
+    return total / positive if positive > 0 else 0.0
+
+
+def ndcg_rel_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
+                   doc_ids=None, nan_scores="error", ideal_labels=None,
+              negative_labels="keep") -> float:
+    """ndcg_rel (trec_eval ``ndcg_rel``): NDCG@i (discount log2(i + 1), the ideal
+    DCG of the positive ideal gains) at the rank i of each item with a gain above
+    0, plus the NDCG of the whole list once for each positive ideal gain beyond the
+    items found, averaged over the positive ideal gains. "trec" and "stable" only.
+
+    >>> from fastndcg import reference
+    >>> reference.ndcg_rel_query([0.9, 0.8], [1, 0], ties="stable")
+    1.0
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    _strict(q, "ndcg_rel")
+    gains = _rank_gains(q, labels, ties, negative_labels)
+    ideal = [x for x in _ideal_gains(q, labels, ideal_labels, negative_labels) if x > 0]
+    if not ideal:
+        return 0.0
+
+    def idcg(i):  # the ideal DCG down to rank i + 1
+        return sum(ideal[r] / math.log2(r + 2) for r in range(min(i + 1, len(ideal))))
+
+    dcg, total, found = 0.0, 0.0, 0
+    for i, g in enumerate(gains):
+        if g:
+            dcg += g / math.log2(i + 2)
+        if g > 0:
+            total += dcg / idcg(i)
+            found += 1
+    total += (len(ideal) - found) * dcg / idcg(max(len(gains), len(ideal)))
+    return total / len(ideal) if total > 0 else 0.0
+
+
+def rndcg_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
+                doc_ids=None, nan_scores="error", ideal_labels=None,
+              negative_labels="keep") -> float:
+    """Rndcg (trec_eval ``Rndcg``): NDCG (discount log2(i + 1)) taken where the
+    ideal gain changes (before the first rank of each lower ideal gain, the
+    ideal list's end included) and at the end of the list, averaged; 0 when R is 0.
+    "trec" and "stable" only.
+
+    >>> from fastndcg import reference
+    >>> reference.rndcg_query([0.9, 0.8], [1, 0], ties="stable")
+    1.0
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    _strict(q, "rndcg")
+    if q.R == 0:
+        return 0.0
+    gains = _rank_gains(q, labels, ties, negative_labels)
+    ideal = _ideal_gains(q, labels, ideal_labels, negative_labels)
+    depth = len(ideal) - next((i for i, x in enumerate(reversed(ideal)) if x > 0), len(ideal))
+
+    def at(i):  # ideal gain at rank i + 1
+        return ideal[i] if i < len(ideal) else 0.0
+
+    def ndcg_to(k):  # NDCG of the first k ranks
+        dcg = sum(gains[i] / math.log2(i + 2) for i in range(min(k, len(gains))) if gains[i])
+        idcg = sum(at(i) / math.log2(i + 2) for i in range(k) if at(i) > 0)
+        return dcg / idcg if idcg > 0 else None
+
+    points = [i for i in range(1, max(depth, 1) + 1) if at(i) != at(i - 1)]
+    if len(gains) > depth + 1:  # trec_eval's end of the list (past the ideal list's end)
+        points.append(len(gains))
+    values = [v for v in (ndcg_to(k) for k in points) if v is not None]
+    return math.fsum(values) / len(values) if values else -math.nan
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
@@ -1032,6 +1176,7 @@ _MEASURE_QUERY = {
     "rprec_mult": rprec_mult_query, "iprec": iprec_query, "11pt_avg": iprec_11pt_query,
     "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
     "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
+    "rbp": rbp_query, "g": g_query, "ndcg_rel": ndcg_rel_query, "rndcg": rndcg_query,
 }
 
 

@@ -52,8 +52,8 @@ TABLE: dict[str, str | None] = {
     "num_rel_ret": "long", "map": "mean", "gm_map": "gm", "Rprec": "mean", "bpref": "mean",
     "recip_rank": "mean", "iprec_at_recall": "level", "P": "cut", "relstring": None,
     "recall": "cut", "infAP": "mean", "gm_bpref": "gm", "Rprec_mult": "level",
-    "utility": "param", "11pt_avg": "param", "binG": "mean", "G": None, "dcg": None,
-    "ideal_dcg": None, "ndcg": "param", "ndcg_rel": None, "Rndcg": None, "ndcg_cut": "cut",
+    "utility": "param", "11pt_avg": "param", "binG": "mean", "G": "param", "dcg": None,
+    "ideal_dcg": None, "ndcg": "param", "ndcg_rel": "param", "Rndcg": "param", "ndcg_cut": "cut",
     "map_cut": "cut", "relative_P": "cut", "success": "cut", "set_P": "mean",
     "set_relative_P": "mean", "set_recall": "mean", "set_map": "mean", "set_F": "param",
     "num_nonrel_judged_ret": "long", "prefs_num_prefs_poss": None,
@@ -62,7 +62,7 @@ TABLE: dict[str, str | None] = {
     "prefs_simp_ret": None, "prefs_pair_ret": None, "prefs_avgjg_ret": None,
     "prefs_avgjg_Rnonrel_ret": None, "prefs_simp_imp": None, "prefs_pair_imp": None,
     "prefs_avgjg_imp": None, "map_avgjg": None, "P_avgjg": None, "Rprec_mult_avgjg": None,
-    "yaap": None, "rbp": None, "rbp_resid": "param", "unj": "cut",
+    "yaap": None, "rbp": "param", "rbp_resid": "param", "unj": "cut",
 }
 
 NICKNAMES: dict[str, tuple] = {
@@ -291,6 +291,11 @@ def _measure_names(args: Args, printed: list[Line]) -> list[str]:
         if line.spec is None:
             continue
         spec = line.spec
+        try:
+            parse(spec)
+        except ValueError as err:  # parameters fastndcg does not read (G.1=3.5, ...)
+            raise TrecEvalError(f"-m {spec}: {err}; fastndcg trec_eval takes trec_eval's "
+                                f"default gains for it", 1) from None
         if spec.startswith("utility") and args.n_docs:
             values = parse(spec).others[0].values
             spec = ("utility(" + ",".join(f"{k}={number(v)}" for k, v in

@@ -482,7 +482,7 @@ def test_sklearn_dropins(case, call, exc):
 
 EV = ["evaluate"]
 CLI = [
-    ("cli-no-command", [], ["{evaluate,compare,demo,warmup,synth}"]),
+    ("cli-no-command", [], ["{evaluate,compare,trec_eval,demo,warmup,synth}"]),
     ("cli-unknown-command", ["score"], ["score"]),
     ("cli-evaluate-no-source", EV, ["source"]),
     ("cli-unknown-flag", EV + ["{log}", "--bogus"], ["--bogus"]),
@@ -845,7 +845,7 @@ VALUE_OR_FIX = {
     "empty-directory-says-what": ["put the Parquet files there"],
     # ---- command line
     "cli-no-command": ["are required"],
-    "cli-unknown-command": ["choose from 'evaluate'"],
+    "cli-unknown-command": ["choose from 'trec_eval', 'evaluate'"],
     "cli-evaluate-no-source": ["are required"],
     "cli-unknown-flag": ["unrecognized arguments: --bogus"],
     "cli-k-zero": ["'0'"],

@@ -677,7 +677,45 @@ def test_every_parameter_is_fuzzed():
     assert forwarded <= set(COMPARE_OPTIONS), forwarded - set(COMPARE_OPTIONS)
     parser = cli._parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(sub.choices) == set(CLI_BASE), set(sub.choices) ^ set(CLI_BASE)
+    # trec_eval's own command line is fuzzed by test_trec_eval_command_fuzz
+    assert set(sub.choices) == set(CLI_BASE) | {"trec_eval"}, \
+        set(sub.choices) ^ (set(CLI_BASE) | {"trec_eval"})
+    assert {o for o in TREC_EVAL_FLAGS} >= {f"-{c}" for c in "hvqmclnDJNMRTZo"}
+
+
+# trec_eval's options (getopt "hvqmcl:nD:JN:M:R:T:oZ:"): those that take a value
+TREC_EVAL_FLAGS = {"-h": False, "-v": False, "-q": False, "-m": True, "-c": False, "-l": True,
+                   "-n": False, "-D": True, "-J": False, "-N": True, "-M": True, "-R": True,
+                   "-T": True, "-o": False, "-Z": True}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_trec_eval_command_fuzz(files, data):
+    """``fastndcg trec_eval`` with hostile options on real-looking inputs: it prints
+    trec_eval's output, or one line on stderr and a non-zero status; never a
+    traceback, never output beside an error, never a changed input."""
+    chosen = data.draw(st.lists(st.sampled_from(sorted(TREC_EVAL_FLAGS)), min_size=1,
+                                max_size=3, unique=True), label="options")
+    argv = ["trec_eval"]
+    for flag in chosen:
+        argv.append(flag)
+        if TREC_EVAL_FLAGS[flag]:
+            value = data.draw(CLI_HOSTILE, label=flag)
+            argv.append(files.path(value.kind) if isinstance(value, P) else value)
+    argv += [files.path("qrels"), files.path("run")]
+    before = files.digests()
+    out, err = io.StringIO(), io.StringIO()
+    with no_hang(argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(argv)
+    out, err = out.getvalue(), err.getvalue()
+    assert files.digests() == before, f"{argv} changed an input file"
+    assert "Traceback" not in err, err
+    if rc != 0:
+        assert out == "", f"{argv}: exit {rc} with stdout {out!r}"
+        assert err.startswith("fastndcg trec_eval: error: ") and err.count("\n") == 1, \
+            f"{argv}: {err!r}"
 
 
 @pytest.mark.heavy

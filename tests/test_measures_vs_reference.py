@@ -36,8 +36,10 @@ PARAM_KINDS = [
     ("iprec", "recall=0.0", {"recall": 0.0}), ("iprec", "recall=0.3", {"recall": 0.3}),
     ("iprec", "recall=0.5", {"recall": 0.5}), ("iprec", "recall=1.0", {"recall": 1.0}),
     ("rbp_resid", "p=0.9", {"p": 0.9}), ("rbp_resid", "p=0.5", {"p": 0.5}),
+    ("rbp", "p=0.9", {"p": 0.9}), ("rbp", "p=0.5", {"p": 0.5}),
 ]
-PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing", "infap"]  # k-free, no parameters
+PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing", "infap", "g", "ndcg_rel", "rndcg"]
+GRADED = ("rbp", "g", "ndcg_rel", "rndcg")  # read gains: the labels (gain="linear")
 
 
 def _offered(kind, ties):
@@ -60,7 +62,7 @@ def _names(cutoffs, rel, ties="average"):
              f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
              f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
              f"num_nonrel_judged_ret(rel={rel})"]
-    names += [f"{k}(rel={rel})" for k in _plain_new(ties)]
+    names += [f"{k}(rel={rel})" if REGISTRY[k].binary else k for k in _plain_new(ties)]
     names += [f"{k}({p},rel={rel})" if REGISTRY[k].binary else f"{k}({p})"
               for k, p, _ in _param_measures(ties)]
     for c in cutoffs:
@@ -108,7 +110,7 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
         batch = (batch[0], [max(0, v) for v in batch[1]], batch[2])
     s, r, o = as_arrays(batch, score_dtype, label_dtype)
     out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties,
-                           negative_labels="keep")
+                           negative_labels="keep", gain="linear")
     _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
 
 
@@ -119,7 +121,8 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
 def test_long_lists_match_reference(batch, ties, cutoffs, rel):
     """Lists longer than the counting path (selection, packed keys, introsort)."""
     s, r, o = as_arrays(batch, np.float32, np.int8)
-    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties)
+    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties,
+                           gain="linear")
     _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
 
 
@@ -155,7 +158,7 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
                         "label": [x[2] for x in qrels]})
     names = _names([1, 3, 7], rel, ties) + ["Judged@3", "Judged@20", "unj.3,20"]
     report = fastndcg.evaluate(run_t, qrels=qrels_t, measure=names, ties=ties,
-                               negative_labels="zero")
+                               negative_labels="zero", gain="linear")
     table = report.per_query.to_pylist()
     assert [row["query_id"] for row in table] == list(expected_rows)
     from fastndcg.measures import column_name
@@ -172,11 +175,14 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
         n_nonrel = sum(0 <= g < rel for g in grades.values())
         for kind, c, params, kw in checks:
             extra = {"n_nonrel": n_nonrel} if kind in ("bpref", "gm_bpref") else {}
+            if kind in GRADED:  # gains: the labels, negative ones zeroed; the ideal: every
+                extra = {"ideal_labels": list(grades.values()),  # judgment of the query
+                         "negative_labels": "zero"}
             want = reference.measure_query(kind, scores, labels, c, **opts, **extra, **kw)
             col = column_name(kind, c, rel) if params is None else _param_column(kind, params,
                                                                                  rel)
             got = row[col]
-            assert got == pytest.approx(want, abs=1e-12), (col, row["query_id"])
+            assert got == pytest.approx(want, abs=1e-12, nan_ok=True), (col, row["query_id"])
         for c in (3, 20):
             want = reference.measure_query("judged", scores, labels, c, **opts)
             assert row[f"judged@{c}"] == pytest.approx(want, abs=1e-12)

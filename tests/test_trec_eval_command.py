@@ -30,7 +30,8 @@ from fastndcg import cli, treceval
 EVERYTHING = ["-m", "official", "-m", "set", "-m", "relative_P", "-m", "Rprec_mult",
               "-m", "11pt_avg", "-m", "unj", "-m", "ndcg", "-m", "ndcg_cut", "-m", "map_cut",
               "-m", "recall", "-m", "success", "-m", "gm_bpref", "-m", "num_nonrel_judged_ret",
-              "-m", "utility.1.0,-1.0,0.5,0.0", "-m", "binG", "-m", "rbp_resid.p=0.8", "-m", "infAP"]
+              "-m", "utility.1.0,-1.0,0.5,0.0", "-m", "binG", "-m", "rbp_resid.p=0.8", "-m", "infAP", "-m", "rbp", "-m", "G",
+              "-m", "ndcg_rel", "-m", "Rndcg"]
 
 
 def _command(args: list[str]) -> subprocess.CompletedProcess:
@@ -109,7 +110,7 @@ def test_prints_what_the_binary_prints(trec_eval_bin, plain, run, name):
 
 @pytest.mark.parametrize("args,status,words", [
     (["-m", "all_trec"], 1, "relstring"),
-    (["-m", "G"], 1, "G"),
+    (["-m", "G.1=2"], 1, "G"),
     (["-J"], 1, "-J"),
     (["-Z", "zfile"], 1, "z-scores"),
     (["-m", "prefs"], 1, "preference"),

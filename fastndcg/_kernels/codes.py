@@ -43,3 +43,10 @@ M_UNJ = 22
 M_BING = 23
 M_RBP_RESID = 24
 M_INFAP = 25
+# graded measures (read each query's gains in rank order and its ideal gains): codes from
+# GRADED_FIRST on, scored by graded_chunk, not by the flagged groups
+GRADED_FIRST = 26
+M_RBP = 26
+M_G = 27
+M_NDCG_REL = 28
+M_RNDCG = 29

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (M_11PT_AVG, M_AP, M_BING, M_BPREF, M_INFAP, M_IPREC, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
+from .codes import (GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_G, M_INFAP, M_IPREC,
+                    M_NDCG_REL, M_RBP, M_RNDCG, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
                     M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
                     M_RBP_RESID, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
                     M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
@@ -630,15 +631,220 @@ def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, m
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
-        n_e = flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[4], ints[5],
-                             ints[6], ints[7], ints[8], ints[9], ints[10], ecnt)
+        n_e = 0  # no flag bits (num_ret, the graded measures): no flags to read
+        if nb > 0:
+            n_e = flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[4], ints[5],
+                                 ints[6], ints[7], ints[8], ints[9], ints[10], ecnt)
         for j in range(len(mcode)):
+            if mcode[j] >= GRADED_FIRST:  # graded_chunk's
+                continue
             b = mbit[j, 0]
             b2 = mbit[j, 1]
             out[q, j] = measure_value(mcode[j], mk[j], b, b2, mbit[j, 2], tmode, n,
                                       n_rel[q, b] if nb > 0 else 0,
                                       n_rel[q, b2] if nb > 0 else 0, n_e, ints[9], ints[10], ecnt,
                                       mparam, j)
+
+
+# --------------------------------------------------------------------------- graded measures
+# They read a query's gains in rank order, ``rg[0:n]`` (for "average" each rank of
+# a tie group carries the group's mean gain), and its ideal gains sorted
+# descending, ``itop[0:ni]`` (ranks past ni: 0). The trec_eval measures follow its
+# loops (m_G.c, m_ndcg_rel.c, m_Rndcg.c, m_rbp.c) step for step.
+
+
+@kernel(_nrt=False)
+def _ideal(itop, ni, i):
+    return itop[i] if i < ni else 0.0
+
+
+@kernel(_nrt=False)
+def trec_g(n, rg, ni, itop):
+    """trec_eval's G: each gain g at rank i over log2(2 + (ideal gains to rank i,
+    each at least 1) - (gains to rank i)), summed, over the ideal gains' sum."""
+    results_g = 0.0
+    sum_results = 0.0
+    sum_ideal = 0.0
+    sum_cost = 0.0
+    ig = _ideal(itop, ni, 0)
+    i = np.int64(0)
+    while i < n and ig > 0.0:
+        g = rg[i]
+        sum_results += g
+        ig = _ideal(itop, ni, i)
+        if ig > 0.0:
+            sum_ideal += ig
+        sum_cost += ig if ig >= 1.0 else 1.0
+        if g != 0.0:
+            results_g += g / np.log2(2.0 + sum_cost - sum_results)
+        i += 1
+    while i < n:
+        g = rg[i]
+        sum_results += g
+        sum_cost += 1.0
+        if g != 0.0:
+            results_g += g / np.log2(2.0 + sum_cost - sum_results)
+        i += 1
+    while ig > 0.0:
+        ig = _ideal(itop, ni, i)
+        if ig > 0.0:
+            sum_ideal += ig
+        i += 1
+    return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+
+
+@kernel(_nrt=False)
+def trec_ndcg_rel(n, rg, ni, itop):
+    """trec_eval's ndcg_rel: NDCG (linear discount log2(rank + 1)) at the rank of
+    each item with a gain above 0, averaged over the ideal list's positive gains
+    (those not retrieved count at the end of the list)."""
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    num_rel_ret = np.int64(0)
+    num_rel = np.int64(0)
+    ig = _ideal(itop, ni, 0)
+    i = np.int64(0)
+    while i < n and ig > 0.0:
+        g = rg[i]
+        if g != 0.0:
+            results_dcg += g / np.log2(i + 2.0)
+        ig = _ideal(itop, ni, i)
+        if ig > 0.0:
+            num_rel += 1
+            ideal_dcg += ig / np.log2(i + 2.0)
+        if g > 0.0:
+            total += results_dcg / ideal_dcg
+            num_rel_ret += 1
+        i += 1
+    while i < n:
+        g = rg[i]
+        if g != 0.0:
+            results_dcg += g / np.log2(i + 2.0)
+        if g > 0.0:
+            total += results_dcg / ideal_dcg
+            num_rel_ret += 1
+        i += 1
+    while ig > 0.0:
+        ig = _ideal(itop, ni, i)
+        if ig > 0.0:
+            num_rel += 1
+            ideal_dcg += ig / np.log2(i + 2.0)
+        i += 1
+    if ideal_dcg > 0.0:
+        total += (num_rel - num_rel_ret) * results_dcg / ideal_dcg
+    return total / num_rel if total > 0.0 else 0.0
+
+
+@kernel(_nrt=False)
+def trec_rndcg(n, rg, ni, itop):
+    """trec_eval's Rndcg: NDCG at each rank where the ideal gain changes (and at
+    the end of the list), averaged."""
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    changes = np.int64(0)
+    ig = _ideal(itop, ni, 0)
+    old = ig
+    i = np.int64(0)
+    while i < n and ig > 0.0:
+        g = rg[i]
+        ig = _ideal(itop, ni, i)
+        if old != ig:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                changes += 1
+            old = ig
+        if g != 0.0:
+            results_dcg += g / np.log2(i + 2.0)
+        if ig > 0.0:
+            ideal_dcg += ig / np.log2(i + 2.0)
+        i += 1
+    if i < n:
+        while i < n:
+            g = rg[i]
+            if g != 0.0:
+                results_dcg += g / np.log2(i + 2.0)
+            i += 1
+        if ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            changes += 1
+    while ig > 0.0:
+        ig = _ideal(itop, ni, i)
+        if old != ig:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                changes += 1
+            old = ig
+        if ig > 0.0:
+            ideal_dcg += ig / np.log2(i + 2.0)
+        i += 1
+    if changes == 0:  # no positive ideal gain: trec_eval divides 0 by 0 (C's -nan)
+        return -np.nan
+    return total / changes
+
+
+@kernel(_nrt=False)
+def trec_rbp(n, rg, p, largest):
+    """trec_eval's rbp: (1 - p) x the sum of gain x p^rank (0-based), gains divided
+    by the query's largest ideal gain when it is above 1 (trec_eval's scaling into
+    [0, 1], with the bounds its code reads as 0 and the largest grade)."""
+    scale = largest if largest > 1.0 else 1.0
+    total = 0.0
+    cur = 1.0
+    for i in range(n):
+        g = rg[i] / scale
+        if g != 0.0:
+            total += g * cur
+        cur = cur * p
+    return (1.0 - p) * total
+
+
+@kernel(_nrt=False)
+def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
+                 mcode, mbit, mparam, nb, n_rel, top, ints, rgain, ggain, rg, igains, itop,
+                 out):
+    """The graded measures (codes from ``GRADED_FIRST`` on) of queries q0:q1: each
+    query ranked whole (:func:`.rank.rank_query`), its gains in rank order into
+    ``rg``, its ideal gains sorted descending into ``itop``, then measure j into
+    out[q, j]. Scratch: ``top`` (the scores' dtype), ``ints`` (rows 0-2: group
+    starts, fill, sizes), ``rgain``, ``ggain``, ``rg``, ``igains``, ``itop``."""
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        if n > 0:
+            rank_query(lo, n, n, scores, labels, tmode, gmode, table, top, ints[0], ints[1],
+                       ints[2], ggain, rgain)
+            if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
+                for p in range(n):
+                    rg[p] = rgain[p]
+            else:
+                r = np.int64(0)
+                while r < n:
+                    s = ints[2, r]
+                    mean = ggain[r] / s
+                    for p in range(r, r + s):
+                        rg[p] = mean
+                    r += s
+        ilo = ioffsets[q]
+        ni = ioffsets[q + 1] - ilo
+        for i in range(ni):
+            igains[i] = gain_value(ilabels[ilo + i], gmode, table)
+        if ni > 0:
+            select_top(igains, np.int64(0), ni, ni, itop)
+        for j in range(len(mcode)):
+            code = mcode[j]
+            if code < GRADED_FIRST:
+                continue
+            if code == M_RBP:
+                out[q, j] = trec_rbp(n, rg, mparam[j, 0], _ideal(itop, ni, 0))
+            elif code == M_G:
+                out[q, j] = trec_g(n, rg, ni, itop)
+            elif code == M_NDCG_REL:
+                out[q, j] = trec_ndcg_rel(n, rg, ni, itop)
+            elif code == M_RNDCG:  # 0 without a relevant judged document (at its threshold)
+                has = n_rel[q, mbit[j, 0]] > 0 if nb > 0 else False
+                out[q, j] = trec_rndcg(n, rg, ni, itop) if has else 0.0
 
 
 # --------------------------------------------------------------------------- NDCG

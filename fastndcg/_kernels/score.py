@@ -21,8 +21,8 @@ import functools
 
 import numpy as np
 
-from .codes import AVERAGE, STABLE
-from .measures import (dcg_chunk, dcg_packed_chunk, dcg_short_chunk, idcg_chunk,
+from .codes import AVERAGE, GRADED_FIRST, STABLE
+from .measures import (dcg_chunk, dcg_packed_chunk, dcg_short_chunk, graded_chunk, idcg_chunk,
                        idcg_hist_chunk, measures_chunk)
 from .rank import SHORT_MAX
 from .threads import run_chunks
@@ -95,12 +95,18 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
               and scores.dtype == np.float32)
     sbits = scores.view(np.uint32) if packed else None
 
+    graded = bool(len(mcode)) and bool((mcode >= GRADED_FIRST).any())
+
     def make():
         arrays = scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
                          len(mcode), nb)
         if packed:  # keys of a query's rows, and the top m of them
             arrays += (np.empty(longest, np.uint64),
                        np.empty(max(1, min(int(ks[-1]), longest)), np.uint64))
+        if graded:  # a whole ranking, its gains and the ideal gains (graded_chunk)
+            arrays += (np.empty(longest, scores.dtype), np.zeros((3, longest + 1), np.int64),
+                       np.zeros(longest), np.zeros(longest), np.zeros(longest),
+                       np.zeros(ilongest), np.zeros(ilongest))
         return arrays
 
     def work(c, s):
@@ -118,6 +124,11 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
         if len(mcode):
             measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam, n_rel,
                            uval, ints, ecnt, out_m)
+        if graded:
+            g = s[len(s) - 7:]
+            graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
+                         mcode, mbit, mparam, nb, n_rel, g[0], g[1], g[2], g[3], g[4], g[5], g[6],
+                         out_m)
         if want_idcg and len(hist_order):
             idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table,
                             hist_order, ints[3], hgain, floats[2], rsize, out_idcg)
