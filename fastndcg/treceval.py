@@ -1,7 +1,7 @@
 """``fastndcg trec_eval``: trec_eval's command line, computed by fastndcg.
 
 It reads trec_eval's arguments (``[-q] [-c] [-n] [-l N] [-M N] [-N N] [-m MEASURE[.PARAMS]]...
-QRELS RUN``, the nicknames ``official`` and ``set``) and prints what trec_eval 10
+QRELS RUN``, the nicknames ``official``, ``set`` and ``all_trec``) and prints what trec_eval 10
 prints, byte for byte: per query (``-q``) the lines of each query, in the string
 order of the query ids of the qrels, measures in trec_eval's table order (not the
 order of ``-m``), then the ``all`` lines; three columns, the name padded to 22
@@ -22,9 +22,11 @@ trec_eval's behaviour is the specification, quirks included:
 
 Every value comes from :func:`fastndcg.evaluate` with ``preset="trec_eval"`` (the
 same partition scorer as every other path); this module only reads the arguments
-and writes the text. Options it does not support (preference and ``qrels_jg``
-files, z-scores, debugging, judged-only ``-J``) and measures fastndcg does not
-compute yet are refused in one line naming them. Exit statuses are trec_eval's:
+and writes the text, and ``relstring`` (trec_eval's per-query text of the first
+ranks' grades: not a number, so not a measure of ``evaluate``) is read off the
+run and the qrels here. Options it does not support (preference and ``qrels_jg``
+files, z-scores, debugging, judged-only ``-J``, gain parameters) are refused in
+one line naming them. Exit statuses are trec_eval's:
 1 for a usage error, 2 for an unreadable input, 4 for a judged query missing from
 the run without ``-c``, 7 when no query has both results and judgments.
 """
@@ -45,12 +47,13 @@ __all__ = ["main", "TABLE", "NICKNAMES"]
 #   long: a count per query and its sum; mean: a value per query and its mean;
 #   gm: the geometric mean, on the all line only; cut: one line per cutoff (name_K);
 #   level: one line per number parameter (name_%3.2f); param: one line, the
-#   parameters as given appended (name_PARAMS); runid, num_q: the all line only.
+#   parameters as given appended (name_PARAMS); runid, num_q: the all line only;
+#   relstring: the per-query lines only, the labels of the first ranks as text.
 #   None: a measure fastndcg does not compute.
 TABLE: dict[str, str | None] = {
     "runid": "runid", "num_q": "num_q", "num_ret": "long", "num_rel": "long",
     "num_rel_ret": "long", "map": "mean", "gm_map": "gm", "Rprec": "mean", "bpref": "mean",
-    "recip_rank": "mean", "iprec_at_recall": "level", "P": "cut", "relstring": None,
+    "recip_rank": "mean", "iprec_at_recall": "level", "P": "cut", "relstring": "relstring",
     "recall": "cut", "infAP": "mean", "gm_bpref": "gm", "Rprec_mult": "level",
     "utility": "param", "11pt_avg": "param", "binG": "mean", "G": "param", "dcg": None,
     "ideal_dcg": None, "ndcg": "param", "ndcg_rel": "param", "Rndcg": "param", "ndcg_cut": "cut",
@@ -104,7 +107,7 @@ trec_eval 10's command line, computed by fastndcg: the same arguments, the same 
                order: score descending, then document id descending)
   -N DOCS      documents in the collection (utility's fourth coefficient)
   -m MEASURE   a measure (-m map -m P.5,10 -m ndcg_cut.10 -m iprec_at_recall), or a
-               set of them (official, the default; set); repeatable
+               set of them (official, the default; set; all_trec); repeatable
   -v           print the version
 
 Measures: {", ".join(m for m, how in TABLE.items() if how)}.
@@ -265,6 +268,11 @@ def lines(args: Args) -> list[Line]:
         params = args.measures[name]
         if how in ("runid", "num_q"):
             out.append(Line(name, how, None))
+        elif how == "relstring":
+            if params is not None and not (params.isdigit() and int(params) > 0):
+                raise TrecEvalError(f"-m relstring.{params}: the length must be a whole number "
+                                    f">= 1, e.g. -m relstring.20", 1)
+            out.append(Line(name if params is None else f"{name}_{params}", how, None))
         elif how == "cut":
             cuts = _CUTS[name] if params is None else _numbers(name, params, True)
             out += [Line(f"{name}_{c}", "mean", f"{name}.{c}") for c in cuts]
@@ -370,8 +378,13 @@ def run(args: Args, out=None) -> None:
             columns[name] = np.asarray(table.column(column).to_numpy())[order]
         if args.complete:
             _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t)
+    strings = None
+    if args.query and any(line.how == "relstring" for line in printed):
+        line = next(line for line in printed if line.how == "relstring")
+        length = int(line.name.rpartition("_")[2]) if line.name != "relstring" else 10
+        strings = _relstrings(run_t, qrels_t, evaluated, length, line.name == "relstring")
     if args.query:
-        _print_queries(out, printed, names, columns, evaluated)
+        _print_queries(out, printed, names, columns, evaluated, strings)
     if args.summary:
         quirk = None
         if args.complete:  # trec_eval -c: num_rel's all line counts labels > 0, ignoring -l
@@ -417,6 +430,31 @@ def _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t) ->
             columns[spec][i] = a * 0 + b * 1 + c * r + d * (args.n_docs + 0 - 1 - r)
 
 
+def _relstrings(run_t, qrels_t, evaluated, length: int, cleared: bool) -> list[str]:
+    """trec_eval's relstring of each query: the label of each of its first
+    ``length`` documents in trec_eval's order, one character each: the grade 0-9,
+    '>' above 9, '-' unjudged, '.' judged with a negative grade. For a query the
+    run lacks (-c), trec_eval clears the line named exactly ``relstring`` (''),
+    but a ``relstring_N`` line keeps its stand-in ranking's one unjudged document
+    ('-')."""
+    import pyarrow as pa
+
+    top = _top(run_t, length)
+    joined = top.join(qrels_t.select(["query_id", "doc_id", "label"]),
+                      ["query_id", "doc_id"], join_type="left outer")
+    joined = joined.sort_by([("query_id", "ascending"), ("score", "descending"),
+                             ("doc_id", "descending")])
+    labels = joined.column("label").combine_chunks()
+    valid = np.asarray(labels.is_valid().to_numpy(zero_copy_only=False))
+    grade = np.asarray(labels.fill_null(0).to_numpy(zero_copy_only=False))
+    chars = np.where(~valid, "-", np.where(grade < 0, ".", np.where(
+        grade > 9, ">", np.clip(grade, 0, 9).astype(np.int64).astype(str))))
+    by_query: dict = {}
+    for q, c in zip(joined.column("query_id").cast(pa.string()).to_pylist(), chars.tolist()):
+        by_query[q] = by_query.get(q, "") + c
+    return [by_query.get(q, "" if cleared else "-") for q in evaluated]
+
+
 def _top(table, max_docs: int):
     """Each query's top ``max_docs`` rows in trec_eval's order (score descending,
     then document id descending), as trec_eval's -M reads them."""
@@ -436,10 +474,13 @@ def _top(table, max_docs: int):
     return order.filter(pa.array(rank < max_docs))
 
 
-def _print_queries(out, printed, names, columns, evaluated) -> None:
+def _print_queries(out, printed, names, columns, evaluated, strings=None) -> None:
     texts = []  # per printed line: its values as text, query by query
     spec_of = iter(names)
     for line in printed:
+        if line.how == "relstring":
+            texts.append([f"'{text}'" for text in strings])
+            continue
         if line.how in ("runid", "num_q", "gm"):
             texts.append(None)
             if line.how == "gm":
@@ -462,6 +503,8 @@ def _print_all(out, printed, names, columns, n_queries, tag, quirk) -> None:
     chunks = []
     for line in printed:
         head = f"{line.name:<22}\tall\t"
+        if line.how == "relstring":  # per query only
+            continue
         if line.how == "runid":
             chunks.append(f"{head}{tag}\n")
             continue

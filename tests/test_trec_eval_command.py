@@ -83,6 +83,9 @@ def test_prints_trec_eval_stored_output(plain, run, variant):
 
 
 ARGS = {
+    "all_trec": ["-q", "-m", "all_trec"],
+    "all_trec-c-l2": ["-q", "-c", "-l", "2", "-m", "all_trec"],
+    "all_trec-c-M100": ["-q", "-c", "-M", "100", "-m", "all_trec", "-m", "relstring.15"],
     "official": [],
     "official-q": ["-q"],
     "everything": ["-q", *EVERYTHING],
@@ -109,7 +112,7 @@ def test_prints_what_the_binary_prints(trec_eval_bin, plain, run, name):
 
 
 @pytest.mark.parametrize("args,status,words", [
-    (["-m", "all_trec"], 1, "relstring"),
+    (["-m", "relstring.x"], 1, "relstring"),
     (["-m", "G.1=2"], 1, "G"),
     (["-J"], 1, "-J"),
     (["-Z", "zfile"], 1, "z-scores"),
