@@ -204,6 +204,10 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          reference="rndcg_query", average=False, bounds=False,
          doc="trec_eval's NDCG averaged at the ranks where the ideal gain changes (and at "
              "the end of the list); 0 without a relevant judged document"),
+    Kind("err", KC.M_ERR, None, None, "ERR", "optional", False, False, reference="err_query",
+         average=False,
+         doc="expected reciprocal rank (Chapelle et al. 2009) as gdeval computes it: grades "
+             "g give stop probabilities (2^g - 1) / 2^max(4, the query's largest grade)"),
     Kind("unj", KC.M_UNJ, None, "unj", None, "required", False, True, (5, 10, 20),
          reference="unj_query",
          doc="unjudged items (or judged with a negative label) in the top k, divided by k"),

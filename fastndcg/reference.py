@@ -371,13 +371,13 @@ BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
                    "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
-                   "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg")
+                   "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
            "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
            "infap", "rbp", "g", "ndcg_rel", "rndcg")
 # measures whose ties="average" is refused (no exact expectation is computed)
-NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg")
+NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg", "err")
 # measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
 NO_BOUNDS = ("infap", "g", "ndcg_rel", "rndcg")
 
@@ -1165,6 +1165,33 @@ def rndcg_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
     return math.fsum(values) / len(values) if values else -math.nan
 
 
+def err_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
+              doc_ids=None, nan_scores="error", ideal_labels=None,
+              negative_labels="keep") -> float:
+    """ERR@k (ir_measures ``ERR@k``; Chapelle et al., CIKM 2009), as gdeval computes
+    it: the sum over the first k ranks of R / rank x the product of (1 - R) above,
+    R = (2^grade - 1) / 2^top, grades below 0 read as 0, top = 4 (gdeval's largest
+    grade) or the query's largest judged grade when that is higher (gdeval refuses
+    such qrels). ties="average" is refused; "optimistic"/"pessimistic" put higher
+    grades first/last in a tie group (ERR's largest/smallest value).
+
+    >>> from fastndcg import reference
+    >>> reference.err_query([0.9, 0.8], [4, 0], ties="stable")  # (16 - 1) / 16
+    0.9375
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    _refuse_average(q, "err")
+    grades = [max(0.0, g) for g in _rank_gains(q, labels, ties, negative_labels)]
+    ideal = _ideal_gains(q, labels, ideal_labels, negative_labels)
+    top = max([4.0] + ideal[:1])
+    total, decay = 0.0, 1.0
+    for i, g in enumerate(grades[:q.cut]):
+        r = (2.0 ** g - 1.0) / 2.0 ** top
+        total += r * decay / (i + 1)
+        decay *= 1.0 - r
+    return total
+
+
 _MEASURE_QUERY = {
     "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
     "success": success_query, "rprec": rprec_query, "judged": judged_query,
@@ -1177,6 +1204,7 @@ _MEASURE_QUERY = {
     "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
     "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
     "rbp": rbp_query, "g": g_query, "ndcg_rel": ndcg_rel_query, "rndcg": rndcg_query,
+    "err": err_query,
 }
 
 

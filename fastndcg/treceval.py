@@ -324,6 +324,8 @@ def _c_float(value: float) -> str:
 def _column_text(values: np.ndarray, how: str) -> list[str]:
     if how == "long":
         return [str(int(v)) for v in values]
+    if np.isfinite(values).all():  # Python's %-format is C's for finite values
+        return list(map("%6.4f".__mod__, values.tolist()))
     return [_c_float(float(v)) for v in values]
 
 

@@ -39,7 +39,11 @@ PARAM_KINDS = [
     ("rbp", "p=0.9", {"p": 0.9}), ("rbp", "p=0.5", {"p": 0.5}),
 ]
 PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing", "infap", "g", "ndcg_rel", "rndcg"]
-GRADED = ("rbp", "g", "ndcg_rel", "rndcg")  # read gains: the labels (gain="linear")
+GRADED = ("rbp", "g", "ndcg_rel", "rndcg", "err")  # read gains: the labels (gain="linear")
+
+
+def _cut_kinds(ties):
+    return CUT_KINDS + (["err"] if _offered("err", ties) else [])
 
 
 def _offered(kind, ties):
@@ -68,6 +72,7 @@ def _names(cutoffs, rel, ties="average"):
     for c in cutoffs:
         names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
                   f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}", f"relative_p@{c}(rel={rel})"]
+        names += [f"ERR@{c}"] if _offered("err", ties) else []
     return names
 
 
@@ -89,7 +94,7 @@ def _expected(kind, cutoff, scores, labels, offsets, rel, ties, **extra):
 def _check(out, scores, labels, offsets, cutoffs, rel, ties):
     from fastndcg.measures import column_name
     kinds = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties))]
-    kinds += [(k, c, None, {}) for c in cutoffs for k in CUT_KINDS]
+    kinds += [(k, c, None, {}) for c in cutoffs for k in _cut_kinds(ties)]
     kinds += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
     for kind, c, params, kw in kinds:
         col = column_name(kind, c, rel) if params is None else _param_column(kind, params, rel)
@@ -169,7 +174,7 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
         n_rel = sum(g >= rel for g in grades.values())
         opts = dict(rel=rel, ties=ties, n_rel=n_rel, judged=judged, doc_ids=docs)
         checks = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties))]
-        checks += [(k, c, None, {}) for c in (1, 3, 7) for k in CUT_KINDS]
+        checks += [(k, c, None, {}) for c in (1, 3, 7) for k in _cut_kinds(ties)]
         checks += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
         # bpref's N: the query's judged non-relevant documents (labels 0..rel-1)
         n_nonrel = sum(0 <= g < rel for g in grades.values())
@@ -201,7 +206,7 @@ def test_one_ranking_any_measure_set_compiles_nothing_new():
     assert len(K.measures_chunk.signatures) == before
 
 
-@pytest.mark.parametrize("name", ["iprec_at_recall", "IPrec@0.5", "11pt_avg", "infAP"])
+@pytest.mark.parametrize("name", ["iprec_at_recall", "IPrec@0.5", "11pt_avg", "infAP", "ERR@10"])
 def test_average_is_refused_where_no_exact_expectation(name):
     s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
     works = "'stable'" if name == "infAP" else "'pessimistic'"

@@ -26,7 +26,7 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
          "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
          "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
-         "utility", "unj", "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg")
+         "utility", "unj", "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err")
 K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
           "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid", "infap",

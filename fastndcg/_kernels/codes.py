@@ -50,3 +50,4 @@ M_RBP = 26
 M_G = 27
 M_NDCG_REL = 28
 M_RNDCG = 29
+M_ERR = 30

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_G, M_INFAP, M_IPREC,
+from .codes import (EXP2, GRADED_FIRST, LINEAR, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G,
+                    M_INFAP, M_IPREC,
                     M_NDCG_REL, M_RBP, M_RNDCG, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
                     M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
                     M_RBP_RESID, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
@@ -801,9 +802,32 @@ def trec_rbp(n, rg, p, largest):
 
 
 @kernel(_nrt=False)
+def _grade(gain, gmode):
+    """The grade behind a gain: the label under linear gain, log2(gain + 1) under
+    exp2 (exact for whole labels), never below 0."""
+    g = np.log2(gain + 1.0) if gmode == EXP2 else gain
+    return g if g > 0.0 else 0.0
+
+
+@kernel(_nrt=False)
+def err(t, rg, gmode, top):
+    """ERR@t (Chapelle et al., CIKM 2009, as gdeval computes it): the sum over
+    ranks i < t of R_i / (i + 1) x the product of (1 - R_j) above, R = (2^grade -
+    1) / 2^top, ``top`` the largest grade (gdeval: 4)."""
+    scale = 2.0 ** top
+    total = 0.0
+    decay = 1.0
+    for i in range(t):
+        r = (2.0 ** _grade(rg[i], gmode) - 1.0) / scale
+        total += r * decay / (i + 1)
+        decay *= 1.0 - r
+    return total
+
+
+@kernel(_nrt=False)
 def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
-                 mcode, mbit, mparam, nb, n_rel, top, ints, rgain, ggain, rg, igains, itop,
-                 out):
+                 mcode, mk, mbit, mparam, nb, n_rel, top, ints, rgain, ggain, rg, igains,
+                 itop, out):
     """The graded measures (codes from ``GRADED_FIRST`` on) of queries q0:q1: each
     query ranked whole (:func:`.rank.rank_query`), its gains in rank order into
     ``rg``, its ideal gains sorted descending into ``itop``, then measure j into
@@ -842,6 +866,10 @@ def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, tabl
                 out[q, j] = trec_g(n, rg, ni, itop)
             elif code == M_NDCG_REL:
                 out[q, j] = trec_ndcg_rel(n, rg, ni, itop)
+            elif code == M_ERR:  # grades scaled by 2^max(4, the query's largest grade)
+                t = n if mk[j] < 0 else min(mk[j], n)
+                top_grade = _grade(_ideal(itop, ni, 0), gmode)
+                out[q, j] = err(t, rg, gmode, top_grade if top_grade > 4.0 else 4.0)
             elif code == M_RNDCG:  # 0 without a relevant judged document (at its threshold)
                 has = n_rel[q, mbit[j, 0]] > 0 if nb > 0 else False
                 out[q, j] = trec_rndcg(n, rg, ni, itop) if has else 0.0

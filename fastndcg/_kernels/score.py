@@ -127,8 +127,8 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
         if graded:
             g = s[len(s) - 7:]
             graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
-                         mcode, mbit, mparam, nb, n_rel, g[0], g[1], g[2], g[3], g[4], g[5], g[6],
-                         out_m)
+                         mcode, mk, mbit, mparam, nb, n_rel, g[0], g[1], g[2], g[3], g[4], g[5],
+                         g[6], out_m)
         if want_idcg and len(hist_order):
             idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table,
                             hist_order, ints[3], hgain, floats[2], rsize, out_idcg)
