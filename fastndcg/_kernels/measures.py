@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (EXP2, GRADED_FIRST, LINEAR, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G,
+from .codes import (EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G,
                     M_INFAP, M_IPREC,
                     M_NDCG_REL, M_RBP, M_RNDCG, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
                     M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
