@@ -23,12 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G,
-                    M_INFAP, M_IPREC,
-                    M_NDCG_REL, M_RBP, M_RNDCG, M_JUDGED, M_NUM_NONREL_JUDGED_RET,
-                    M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_REL_P, M_RPREC,
-                    M_RBP_RESID, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
-                    M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
+from .codes import (EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G, M_INFAP,
+                    M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_REL,
+                    M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_RESID, M_REL_P, M_RNDCG,
+                    M_RPREC, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R,
+                    M_SET_REL_P, M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
 from ._jit import kernel
