@@ -204,6 +204,15 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          reference="rndcg_query", average=False, bounds=False,
          doc="trec_eval's NDCG averaged at the ranks where the ideal gain changes (and at "
              "the end of the list); 0 without a relevant judged document"),
+    Kind("rbp_bin", KC.M_RBP_BIN, None, None, "RBP", "none", True, False,
+         reference="rbp_bin_query", params=("p",), defaults=(0.8,),
+         doc="rank-biased precision (Moffat & Zobel 2008) of the relevant items: (1 - p) x "
+             "the sum of p^(rank - 1) over them (ir_measures' RBP(rel=...), cwl_eval's)"),
+    Kind("rbp_residual", KC.M_RBP_RESIDUAL, None, None, None, "none", False, False,
+         reference="rbp_residual_query", params=("p",), defaults=(0.8,),
+         doc="RBP's residual: how far it could rise if every unjudged item were relevant, "
+             "and the ranks past the list too: p^n + (1 - p) x the sum of p^(rank - 1) over "
+             "the unjudged items (a negative grade is judged, as ir_measures reads it)"),
     Kind("err", KC.M_ERR, None, None, "ERR", "optional", False, False, reference="err_query",
          average=False,
          doc="expected reciprocal rank (Chapelle et al. 2009) as gdeval computes it: grades "
@@ -858,6 +867,7 @@ class Layout:
 # they read a second bit at threshold 0 (unj reads only that one)
 _READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET, KC.M_UNJ, KC.M_RBP_RESID)
 _ONLY_ZERO = (KC.M_UNJ, KC.M_RBP_RESID)  # read the bit at threshold 0 alone
+_READS_JUDGED = (KC.M_INFAP, KC.M_RBP_RESIDUAL)  # read the judged bit (any grade)
 
 
 def check_ties(others: list, ties: str, rel: int = 1) -> None:
@@ -887,7 +897,7 @@ def layout(others: list, rel: int) -> Layout:
     rels: list = []
     codes, cutoffs, bits, params = [], [], [], []
     judged = any((REGISTRY[m.kind].judgments and REGISTRY[m.kind].code != KC.M_UNJ)
-                 or REGISTRY[m.kind].code == KC.M_INFAP for m in others)
+                 or REGISTRY[m.kind].code in _READS_JUDGED for m in others)
     for m in others:
         kind = REGISTRY[m.kind]
         r = m.rel if m.rel is not None else rel
@@ -906,7 +916,8 @@ def layout(others: list, rel: int) -> Layout:
         codes.append(kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
         zero = rels.index(0) if kind.code in _READS_ZERO + (KC.M_INFAP,) else -1
-        b = (zero if kind.code in _ONLY_ZERO else judged_bit if kind.judgments
+        b = (zero if kind.code in _ONLY_ZERO
+             else judged_bit if kind.judgments or kind.code == KC.M_RBP_RESIDUAL
              else rels.index(r) if kind.binary else 0)
         bits.append((b, zero if zero >= 0 else b,
                      judged_bit if kind.code == KC.M_INFAP else b))

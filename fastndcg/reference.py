@@ -371,11 +371,12 @@ BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
                    "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
-                   "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err")
+                   "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
+                   "rbp_bin", "rbp_residual")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
            "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
-           "infap", "rbp", "g", "ndcg_rel", "rndcg")
+           "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual")
 # measures whose ties="average" is refused (no exact expectation is computed)
 NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg", "err")
 # measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
@@ -954,6 +955,54 @@ def bing_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None
     return total / q.R
 
 
+def rbp_bin_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=None,
+                  judged=None, doc_ids=None, nan_scores="error") -> float:
+    """RBP (ir_measures ``RBP(rel=r, p=...)``, cwl_eval; Moffat & Zobel 2008) of the
+    relevant items: (1 - p) x the sum of p^(rank - 1) over them. ties="average":
+    each rank of a tie group holds a relevant item with probability c / s.
+
+    >>> from fastndcg import reference
+    >>> reference.rbp_bin_query([0.9, 0.8, 0.7], [1, 0, 1], p=0.5)  # 0.5 x (1 + 0.25)
+    0.625
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    if q.ties != "average":
+        return (1 - p) * math.fsum(p ** rank for rank, i in enumerate(q.order(q.relevant))
+                                   if q.relevant[i])
+    mass, a = [], 0
+    for group in q.groups:
+        c = sum(1 for i in group if q.relevant[i])
+        mass += [c / len(group) * p ** (a + j) for j in range(len(group))]
+        a += len(group)
+    return (1 - p) * math.fsum(mass)
+
+
+def rbp_residual_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=None,
+                       judged=None, doc_ids=None, nan_scores="error") -> float:
+    """RBP's residual (Moffat & Zobel 2008; cwl_eval's, to rank 1,000): how far RBP
+    with persistence p could rise if the unjudged items were relevant, and so were
+    the ranks past the list: p^n + (1 - p) x the sum of p^(rank - 1) over the
+    unjudged items (a negative grade is judged: ir_measures reads it as 0).
+    ties="average": each rank of a tie group holds an unjudged item with
+    probability (unjudged members) / s.
+
+    >>> from fastndcg import reference
+    >>> reference.rbp_residual_query([0.9, 0.8], [1, 0], p=0.5, judged=[True, False])
+    0.5
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    unjudged = [not q.judged[i] for i in range(q.n)]
+    if q.ties != "average":
+        mass = [p ** rank for rank, i in enumerate(q.order(unjudged)) if unjudged[i]]
+    else:
+        mass, a = [], 0
+        for group in q.groups:
+            u = sum(1 for i in group if unjudged[i])
+            mass += [u / len(group) * p ** (a + j) for j in range(len(group))]
+            a += len(group)
+    return p ** q.n + (1 - p) * math.fsum(mass)
+
+
 def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
                     judged=None, doc_ids=None, nan_scores="error") -> float:
     """rbp_resid (trec_eval ``rbp_resid``): how far rank-biased precision with
@@ -1204,7 +1253,7 @@ _MEASURE_QUERY = {
     "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
     "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
     "rbp": rbp_query, "g": g_query, "ndcg_rel": ndcg_rel_query, "rndcg": rndcg_query,
-    "err": err_query,
+    "err": err_query, "rbp_bin": rbp_bin_query, "rbp_residual": rbp_residual_query,
 }
 
 

@@ -37,6 +37,8 @@ PARAM_KINDS = [
     ("iprec", "recall=0.5", {"recall": 0.5}), ("iprec", "recall=1.0", {"recall": 1.0}),
     ("rbp_resid", "p=0.9", {"p": 0.9}), ("rbp_resid", "p=0.5", {"p": 0.5}),
     ("rbp", "p=0.9", {"p": 0.9}), ("rbp", "p=0.5", {"p": 0.5}),
+    ("rbp_bin", "p=0.8", {"p": 0.8}), ("rbp_bin", "p=0.5", {"p": 0.5}),
+    ("rbp_residual", "p=0.8", {"p": 0.8}), ("rbp_residual", "p=0.5", {"p": 0.5}),
 ]
 PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing", "infap", "g", "ndcg_rel", "rndcg"]
 GRADED = ("rbp", "g", "ndcg_rel", "rndcg", "err")  # read gains: the labels (gain="linear")

@@ -26,17 +26,19 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
          "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
          "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
-         "utility", "unj", "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err")
+         "utility", "unj", "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
+         "rbp_bin", "rbp_residual")
 K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
           "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid", "infap",
-          "rbp", "g", "ndcg_rel", "rndcg")
+          "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual")
 # the parameter values each measure is checked at
 PARAMS = {"rprec_mult": [{"mult": 0.2}, {"mult": 1.0}, {"mult": 1.6}],
           "iprec": [{"recall": 0.0}, {"recall": 0.3}, {"recall": 0.5}, {"recall": 1.0}],
           "set_f": [{"beta": 1.0}, {"beta": 0.25}],
           "utility": [{"a": 2.0, "b": -1.0, "c": -0.5, "d": 0.25, "n_docs": 20}],
-          "rbp_resid": [{"p": 0.9}, {"p": 0.5}], "rbp": [{"p": 0.9}, {"p": 0.5}]}
+          "rbp_resid": [{"p": 0.9}, {"p": 0.5}], "rbp": [{"p": 0.9}, {"p": 0.5}],
+          "rbp_bin": [{"p": 0.8}, {"p": 0.5}], "rbp_residual": [{"p": 0.8}, {"p": 0.5}]}
 
 
 # --------------------------------------------------------------------------- 1. brute force

@@ -43,11 +43,13 @@ M_UNJ = 22
 M_BING = 23
 M_RBP_RESID = 24
 M_INFAP = 25
+M_RBP_BIN = 26
+M_RBP_RESIDUAL = 27
 # graded measures (read each query's gains in rank order and its ideal gains): codes from
 # GRADED_FIRST on, scored by graded_chunk, not by the flagged groups
-GRADED_FIRST = 26
-M_RBP = 26
-M_G = 27
-M_NDCG_REL = 28
-M_RNDCG = 29
-M_ERR = 30
+GRADED_FIRST = 64
+M_RBP = 64
+M_G = 65
+M_NDCG_REL = 66
+M_RNDCG = 67
+M_ERR = 68

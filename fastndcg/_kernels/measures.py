@@ -25,9 +25,10 @@ import numpy as np
 
 from .codes import (EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G, M_INFAP,
                     M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_REL,
-                    M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_RESID, M_REL_P, M_RNDCG,
-                    M_RPREC, M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R,
-                    M_SET_REL_P, M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
+                    M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
+                    M_RBP_RESIDUAL, M_REL_P, M_RNDCG, M_RPREC, M_RPREC_MULT, M_RR, M_SET_F,
+                    M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_SUCCESS, M_UNJ, M_UTILITY,
+                    OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
 from ._jit import kernel
@@ -435,28 +436,41 @@ def bing_sum(b, tmode, n_e, estart, esize, ecnt):
 
 
 @kernel(_nrt=False)
-def rbp_residual(b, tmode, n, p, n_e, estart, esize, ecnt):
-    """trec_eval's rbp_resid: p^n + (1 - p) x the sum of p^i over the ranks i
-    (0-based) of the items not judged with a label >= 0 (those without flag bit
-    b), when there is one; else 0. Expected over the orderings of each tie group
-    ("average": each rank of a group holds a judged item with probability c / s),
-    or with the unjudged members first ("optimistic": the largest) or last."""
-    judged = 0.0  # the (expected) sum of p^i over the judged items' ranks
-    count = 0.0
+def flagged_mass(b, tmode, p, first, n_e, estart, esize, ecnt):
+    """The sum of p^i over the ranks i (0-based) of the items with flag bit b:
+    expected over the orderings of each tie group ("average": each rank of a group
+    holds one with probability c / s), or with them first in their group (when
+    ``first`` is true for this tie rule) or last."""
+    total = 0.0
     for e in range(n_e):
         c = ecnt[e, b]
         if c == 0:
             continue
         s = esize[e]
         r = estart[e]
-        first = r if tmode == PESSIMISTIC else r + s - c if tmode == OPTIMISTIC else r
-        last = first + (c if tmode == OPTIMISTIC or tmode == PESSIMISTIC else s)
-        share = 1.0 if tmode == OPTIMISTIC or tmode == PESSIMISTIC else c / s
-        for i in range(first, last):
-            judged += share * p ** i
-        count += c
-    if count >= n:
+        if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
+            lo = r if first else r + s - c
+            for i in range(lo, lo + c):
+                total += p ** i
+        else:
+            for i in range(r, r + s):
+                total += c / s * p ** i
+    return total
+
+
+@kernel(_nrt=False)
+def rbp_residual(b, tmode, n, p, quirk, n_e, estart, esize, ecnt):
+    """How far RBP could rise if every item without flag bit b (trec_eval's
+    rbp_resid: judged with a label >= 0; RBP's residual: judged) had gain 1: p^n
+    (the ranks past the list) + (1 - p) x the sum of p^i over those items' ranks;
+    the largest value ("optimistic") puts them first in their tie group.
+    ``quirk``: trec_eval's rbp_resid, 0 when every item is judged."""
+    count = np.int64(0)
+    for e in range(n_e):
+        count += ecnt[e, b]
+    if quirk and count >= n:
         return 0.0
+    judged = flagged_mass(b, tmode, p, tmode != OPTIMISTIC, n_e, estart, esize, ecnt)
     everything = 0.0
     cur = 1.0
     for i in range(n):  # p^i added rank by rank, p^n by repeated products, as trec_eval
@@ -545,7 +559,13 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
     if code == M_NUM_RET:
         return float(n)
     if code == M_RBP_RESID:  # the items without bit b (judged, label >= 0) are unjudged
-        return rbp_residual(b, tmode, n, mparam[j, 0], n_e, estart, esize, ecnt)
+        return rbp_residual(b, tmode, n, mparam[j, 0], True, n_e, estart, esize, ecnt)
+    if code == M_RBP_RESIDUAL:  # bit b: judged
+        return rbp_residual(b, tmode, n, mparam[j, 0], False, n_e, estart, esize, ecnt)
+    if code == M_RBP_BIN:  # relevant items (bit b) first is the largest value
+        p = mparam[j, 0]
+        return (1.0 - p) * flagged_mass(b, tmode, p, tmode == OPTIMISTIC, n_e, estart, esize,
+                                        ecnt)
     if code == M_UNJ:  # not judged with a label >= 0 (bit b) in the top k, over k; the
         # largest value ("optimistic") puts the judged members of a tie group last
         mode = PESSIMISTIC if tmode == OPTIMISTIC else OPTIMISTIC if tmode == PESSIMISTIC \
