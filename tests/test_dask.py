@@ -405,7 +405,10 @@ def test_presets_measures_explain_on_the_cluster(client, preset):
     """The options added with presets travel to the workers: a preset, trec_eval
     measure names and explaining columns give the single-machine answer."""
     run, qrels = os.path.join(DATA, "results.test"), os.path.join(DATA, "qrels.test")
-    opts = dict(qrels=qrels, preset=preset, measure="ndcg_cut.5,10 ndcg", explain=True)
+    # and trec_eval's other measures: binary, graded, geometric means, sums, parameters
+    opts = dict(qrels=qrels, preset=preset, explain=True,
+                measure="ndcg_cut.5,10 ndcg gm_map iprec_at_recall.0.2 infAP G rbp ERR@10 "
+                        "RBP(rel=1) rbp_residual unj.5 num_ret Rprec_mult.0.4 set_F")
     want = fastndcg.evaluate(run, **opts)
     got = fdask.evaluate(run, client=client, partition_rows=170, **opts)
     assert_same_report(got, want)

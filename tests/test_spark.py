@@ -193,7 +193,8 @@ def test_qrels_mode_on_trec_eval_test_files(spark, complete):
 def test_qrels_as_a_spark_dataframe_and_preset(spark):
     run = fastndcg.io.read_trec_run(TREC / "results.test")
     qrels = fastndcg.io.read_trec_qrels(TREC / "qrels.test")
-    opts = dict(preset="trec_eval", measure="ndcg_cut.5,10 ndcg map")
+    opts = dict(preset="trec_eval", measure="ndcg_cut.5,10 ndcg map gm_bpref iprec_at_recall "
+                                            "infAP ndcg_rel Rndcg ERR@20 RBP(rel=1) utility")
     want = fastndcg.evaluate(str(TREC / "results.test"), qrels=str(TREC / "qrels.test"), **opts)
     got = fspark.evaluate(spark.createDataFrame(run.to_pandas()), spark=spark,
                           qrels=spark.createDataFrame(qrels.to_pandas()), **opts)
