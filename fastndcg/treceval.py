@@ -1,6 +1,6 @@
 """``fastndcg trec_eval``: trec_eval's command line, computed by fastndcg.
 
-It reads trec_eval's arguments (``[-q] [-c] [-n] [-l N] [-M N] [-N N] [-m MEASURE[.PARAMS]]...
+It reads trec_eval's arguments (``[-q] [-c] [-J] [-n] [-l N] [-M N] [-N N] [-m MEASURE[.PARAMS]]...
 QRELS RUN``, the nicknames ``official``, ``set`` and ``all_trec``) and prints what trec_eval 10
 prints, byte for byte: per query (``-q``) the lines of each query, in the string
 order of the query ids of the qrels, measures in trec_eval's table order (not the
@@ -25,8 +25,10 @@ same partition scorer as every other path); this module only reads the arguments
 and writes the text, and ``relstring`` (trec_eval's per-query text of the first
 ranks' grades: not a number, so not a measure of ``evaluate``) is read off the
 run and the qrels here. Options it does not support (preference and ``qrels_jg``
-files, z-scores, debugging, judged-only ``-J``, gain parameters) are refused in
-one line naming them. Exit statuses are trec_eval's:
+files, z-scores, debugging, gain parameters) are refused in one line naming them.
+With ``-J`` (judged documents only) a query left with no document is scored on an
+empty ranking, as trec_eval does: its ``iprec_at_recall`` at a level that rounds to
+0 relevant items and its ``11pt_avg`` are C's ``-nan`` (0 / 0). Exit statuses are trec_eval's:
 1 for a usage error, 2 for an unreadable input, 4 for a judged query missing from
 the run without ``-c``, 7 when no query has both results and judgments.
 """
@@ -92,7 +94,7 @@ _CUTS = {"P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
          "relative_P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
          "success": (1, 5, 10), "unj": (5, 10, 20)}
 
-USAGE = ("usage: fastndcg trec_eval [-h] [-q] [-c] [-n] [-l LEVEL] [-M MAX] [-N DOCS] "
+USAGE = ("usage: fastndcg trec_eval [-h] [-q] [-c] [-J] [-n] [-l LEVEL] [-M MAX] [-N DOCS] "
          "[-m MEASURE[.PARAMS]]... QRELS RUN")
 HELP = f"""{USAGE}
 
@@ -101,6 +103,8 @@ trec_eval 10's command line, computed by fastndcg: the same arguments, the same 
   -q           also print each query's values (in the string order of the query ids)
   -c           average over every query of the qrels, scoring one the run lacks on an
                empty ranking (without -c such a query is an error, as in trec_eval 10)
+  -J           judged documents only: each query's unjudged documents are dropped
+               before it is scored (a query left with none: an empty ranking)
   -n           no summary (the "all" lines)
   -l LEVEL     a label >= LEVEL is relevant (default 1)
   -M MAX       read at most MAX documents of each query (its top MAX in trec_eval's
@@ -126,6 +130,7 @@ class TrecEvalError(Exception):
 class Args:
     query: bool = False
     complete: bool = False
+    judged_only: bool = False
     summary: bool = True
     rel: int = 1
     max_docs: int | None = None
@@ -193,6 +198,8 @@ def parse_args(argv: Sequence[str]) -> Args | str:
             args.complete = True
         elif flag in ("-n", "--nosummary"):
             args.summary = False
+        elif flag in ("-J", "--Judged_docs_only"):
+            args.judged_only = True
         elif flag in ("-l", "--level_for_rel"):
             args.rel = _whole("-l", value, 0)
         elif flag in ("-M", "--Max_retrieved_per_topic"):
@@ -206,11 +213,11 @@ def parse_args(argv: Sequence[str]) -> Args | str:
         elif flag in ("-T", "--Results_format") and value == "trec_results":
             pass
         else:
-            what = {"-J": "judged documents only (-J)", "-Z": "z-scores (-Z)",
+            what = {"-Z": "z-scores (-Z)",
                     "-D": "debugging output (-D)", "-o": "the old output format (-o)",
                     "-R": f"the qrels format {value!r} (-R; only qrels)",
                     "-T": f"the results format {value!r} (-T; only trec_results)"}
-            short = {"--Judged_docs_only": "-J", "--Zscore": "-Z", "--Debug_level": "-D",
+            short = {"--Zscore": "-Z", "--Debug_level": "-D",
                      "--Output_old_results_format": "-o", "--Rel_info_format": "-R",
                      "--Results_format": "-T"}.get(flag, flag)
             raise TrecEvalError(f"fastndcg trec_eval does not support {what[short]}; run "
@@ -355,6 +362,10 @@ def run(args: Args, out=None) -> None:
         run_t = _top(run_t, args.max_docs)
     qids = sorted(set(pc.unique(qrels_t.column("query_id")).to_pylist()))
     in_run = set(pc.unique(run_t.column("query_id")).to_pylist())
+    if args.judged_only:  # -J: only the documents judged with a grade >= 0 (after -M)
+        judged_docs = qrels_t.filter(pc.greater_equal(qrels_t.column("label"), 0))
+        run_t = run_t.join(judged_docs.select(["query_id", "doc_id"]),
+                           ["query_id", "doc_id"], join_type="inner")
     if not args.complete:
         lacking = [q for q in qids if q not in in_run]
         if lacking:
@@ -369,8 +380,10 @@ def run(args: Args, out=None) -> None:
                             "the query ids of the run and the qrels do not meet", 7)
     columns: dict[str, np.ndarray] = {}
     if names:
+        # -J: a query whose documents are all unjudged is scored on an empty ranking
         report = evaluate(run_t, qrels=qrels_t, preset="trec_eval", measure=names,
-                          rel=args.rel if args.rel != 1 else None, complete=args.complete)
+                          rel=args.rel if args.rel != 1 else None,
+                          complete=args.complete or args.judged_only)
         table = report.per_query
         position = {q: i for i, q in enumerate(
             table.column("query_id").cast(pa.string()).to_pylist())}
@@ -378,13 +391,17 @@ def run(args: Args, out=None) -> None:
         for name in names:
             column = parse(name, args.rel).columns[0]
             columns[name] = np.asarray(table.column(column).to_numpy())[order]
-        if args.complete:
+        if args.judged_only:
+            left = set(pc.unique(run_t.column("query_id")).to_pylist())
+            _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t)
+        elif args.complete:
             _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t)
     strings = None
     if args.query and any(line.how == "relstring" for line in printed):
         line = next(line for line in printed if line.how == "relstring")
         length = int(line.name.rpartition("_")[2]) if line.name != "relstring" else 10
-        strings = _relstrings(run_t, qrels_t, evaluated, length, line.name == "relstring")
+        strings = _relstrings(run_t, qrels_t, evaluated, length,
+                              line.name == "relstring" or args.judged_only)
     if args.query:
         _print_queries(out, printed, names, columns, evaluated, strings)
     if args.summary:
@@ -394,14 +411,51 @@ def run(args: Args, out=None) -> None:
         _print_all(out, printed, names, columns, len(evaluated), tag, quirk)
 
 
+def _relevant_counts(qrels_t, rel: int) -> dict:
+    """query -> its judgments with a grade >= rel (R)."""
+    import pyarrow.compute as pc
+
+    relevant = qrels_t.filter(pc.greater_equal(qrels_t.column("label"), rel))
+    counts = relevant.group_by("query_id").aggregate([("label", "count")])
+    return dict(zip(counts.column("query_id").to_pylist(),
+                    counts.column("label_count").to_pylist()))
+
+
+def _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t) -> None:
+    """-J: trec_eval scores a query left with no document (all unjudged, or, with
+    -c, absent from the run) on an empty ranking. There its interpolated precision
+    at a recall level that rounds to 0 relevant items is 0 / 0 (C's -nan), so is
+    11pt_avg, and a utility line with parameters is c x R + d x (N - R)."""
+    empty = [i for i, q in enumerate(evaluated) if q not in left]
+    if not empty:
+        return
+    from .measures import parse
+
+    r_of = _relevant_counts(qrels_t, args.rel)
+    nan = -float("nan")  # the sign bit set, as C's 0.0 / 0.0 on x86-64
+    for line, spec in zip([p for p in printed if p.spec is not None], names):
+        values = columns[spec]
+        if line.name.startswith("iprec_at_recall_"):
+            level = parse(spec).others[0].values[0]
+            for i in empty:
+                r = r_of.get(evaluated[i], 0)
+                if math.floor(level * r + 0.5) == 0:  # lround(level x R) == 0
+                    values[i] = nan
+        elif line.name == "11pt_avg":
+            values[empty] = nan
+        elif line.name.startswith("utility_"):
+            a, b, c, d = parse(spec).others[0].values[:4]
+            for i in empty:
+                r = r_of.get(evaluated[i], 0)
+                values[i] = a * 0 + b * 0 + c * r + d * (args.n_docs + 0 - 0 - r)
+
+
 def _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t) -> None:
     """trec_eval -c scores a query the run lacks on a ranking of one unjudged
     document, then sets the lines named exactly ``utility`` and ``rbp_resid`` back
     to 0 -- but not those with parameters (``utility_1,-1,0,0``,
     ``rbp_resid_p=0.8``), which keep the value of that ranking: b x 1 + c x R + d x
     (N - 1 - R), and p + (1 - p). So it is here."""
-    import pyarrow.compute as pc
-
     lacking = [i for i, q in enumerate(evaluated) if q not in in_run]
     with_params = [(line, spec) for line, spec in zip(
         [p for p in printed if p.spec is not None], names)
@@ -420,11 +474,7 @@ def _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t) ->
             lines_.append((line, spec))
     if not lines_:
         return
-
-    relevant = qrels_t.filter(pc.greater_equal(qrels_t.column("label"), args.rel))
-    counts = relevant.group_by("query_id").aggregate([("label", "count")])
-    r_of = dict(zip(counts.column("query_id").to_pylist(),
-                    counts.column("label_count").to_pylist()))
+    r_of = _relevant_counts(qrels_t, args.rel)
     for _, spec in lines_:
         a, b, c, d = parse(spec).others[0].values[:4]
         for i in lacking:

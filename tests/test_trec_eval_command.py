@@ -86,6 +86,9 @@ ARGS = {
     "all_trec": ["-q", "-m", "all_trec"],
     "all_trec-c-l2": ["-q", "-c", "-l", "2", "-m", "all_trec"],
     "all_trec-c-M100": ["-q", "-c", "-M", "100", "-m", "all_trec", "-m", "relstring.15"],
+    "all_trec-J": ["-q", "-J", "-m", "all_trec"],
+    "all_trec-c-J-l2-M50": ["-q", "-c", "-J", "-l", "2", "-M", "50", "-m", "all_trec", "-m",
+                            "utility.1,1,2,1", "-m", "relstring.4", "-N", "100000"],
     "official": [],
     "official-q": ["-q"],
     "everything": ["-q", *EVERYTHING],
@@ -114,7 +117,6 @@ def test_prints_what_the_binary_prints(trec_eval_bin, plain, run, name):
 @pytest.mark.parametrize("args,status,words", [
     (["-m", "relstring.x"], 1, "relstring"),
     (["-m", "G.1=2"], 1, "G"),
-    (["-J"], 1, "-J"),
     (["-Z", "zfile"], 1, "z-scores"),
     (["-m", "prefs"], 1, "preference"),
     (["-m", "nosuch"], 1, "nosuch"),
