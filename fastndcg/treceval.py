@@ -509,21 +509,41 @@ def _relstrings(run_t, qrels_t, evaluated, length: int, cleared: bool) -> list[s
 
 def _top(table, max_docs: int):
     """Each query's top ``max_docs`` rows in trec_eval's order (score descending,
-    then document id descending), as trec_eval's -M reads them."""
+    then document id descending), as trec_eval's -M reads them: the rows at or
+    above each query's max_docs-th score are found first (a partition per query,
+    not a sort of the whole run), and only those are sorted."""
     import pyarrow as pa
-
-    order = table.sort_by([("query_id", "ascending"), ("score", "descending"),
-                           ("doc_id", "descending")])
-    q = order.column("query_id").combine_chunks()
-    n = len(q)
-    if n == 0:
-        return order
     import pyarrow.compute as pc
-    starts = np.flatnonzero(np.concatenate(([True], ~np.asarray(
-        pc.equal(q.slice(1), q.slice(0, n - 1)).to_numpy(zero_copy_only=False)))))
-    lengths = np.diff(np.append(starts, n))
-    rank = np.arange(n) - np.repeat(starts, lengths)
-    return order.filter(pa.array(rank < max_docs))
+
+    n = table.num_rows
+    if n == 0 or max_docs == 0:
+        return table.slice(0, 0)
+    codes = np.asarray(pc.dictionary_encode(table.column("query_id").combine_chunks())
+                       .indices.to_numpy(zero_copy_only=False))
+    scores = np.asarray(table.column("score").to_numpy())
+    order = np.arange(n)
+    if np.count_nonzero(codes[1:] != codes[:-1]) + 1 != codes.max() + 1:  # not grouped
+        order = np.argsort(codes, kind="stable")
+    grouped = codes[order]
+    starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+    ends = np.append(starts[1:], n)
+    keep = np.zeros(n, bool)
+    for a, e in zip(starts.tolist(), ends.tolist()):
+        if e - a <= max_docs:
+            keep[a:e] = True
+        else:  # the max_docs-th largest score, ties with it kept: sorted exactly below
+            part = scores[order[a:e]]
+            kth = -np.partition(-part, max_docs - 1)[max_docs - 1]
+            keep[a:e] = part >= kth
+    candidates = table.take(pa.array(np.sort(order[keep])))
+    ranked = candidates.sort_by([("query_id", "ascending"), ("score", "descending"),
+                                 ("doc_id", "descending")])
+    q = np.asarray(pc.dictionary_encode(ranked.column("query_id").combine_chunks())
+                   .indices.to_numpy(zero_copy_only=False))
+    m = len(q)
+    first = np.flatnonzero(np.concatenate(([True], q[1:] != q[:-1])))
+    rank = np.arange(m) - np.repeat(first, np.diff(np.append(first, m)))
+    return ranked.filter(pa.array(rank < max_docs))
 
 
 def _print_queries(out, printed, names, columns, evaluated, strings=None) -> None:
