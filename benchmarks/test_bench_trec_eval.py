@@ -112,3 +112,44 @@ def test_fastndcg_trec_eval(benchmark, generated, expected, name):
     _data.describe(benchmark, f"fastndcg trec_eval {' '.join(ARGS[name])}", "fastndcg",
                    case=name)
     _data.record_rows_per_s(benchmark, lines)
+
+
+# --------------------------------------------------------------------------- one pass
+
+@pytest.fixture(scope="module")
+def parquet_pair(generated, tmp_path_factory):
+    """The same run and qrels as Parquet, and the measures of ``-m all_trec`` as
+    fastndcg names."""
+    import pyarrow.parquet as pq
+
+    from fastndcg import io, treceval
+
+    qrels, run, lines = generated
+    folder = tmp_path_factory.mktemp("trec_parquet")
+    run_pq, qrels_pq = folder / "run.parquet", folder / "qrels.parquet"
+    pq.write_table(io.read_trec_run(run), run_pq)
+    pq.write_table(io.read_trec_qrels(qrels), qrels_pq)
+    args = treceval.parse_args(["-m", "all_trec", qrels, run])
+    names = treceval._measure_names(args, treceval.lines(args))
+    import fastndcg
+    for measure in (names, "ndcg"):  # the kernels in the cache
+        fastndcg.evaluate(str(run_pq), qrels=str(qrels_pq), preset="trec_eval",
+                          measure=measure, per_query=False)
+    return str(run_pq), str(qrels_pq), names, lines
+
+
+@pytest.mark.benchmark(group="all-trec-one-pass")
+@pytest.mark.parametrize("which", ["all_trec", "ndcg"])
+def test_all_trec_in_one_pass(benchmark, parquet_pair, which):
+    """Every measure of all_trec (one ranking of each query for the binary ones, a
+    second for the gain ones) against trec_eval's whole-list ndcg alone."""
+    import fastndcg
+
+    run, qrels, names, lines = parquet_pair
+    measure = names if which == "all_trec" else "ndcg"
+    benchmark.pedantic(lambda: fastndcg.evaluate(run, qrels=qrels, preset="trec_eval",
+                                                 measure=measure, per_query=False),
+                       rounds=3, iterations=1)
+    _data.describe(benchmark, f"evaluate, {which}", "fastndcg" if which == "all_trec"
+                   else "bound", case="parquet")
+    _data.record_rows_per_s(benchmark, lines)
