@@ -124,6 +124,8 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          doc="1 when a relevant item is in the top k"),
     Kind("rprec", KC.M_RPREC, "Rprec", None, "Rprec", "none", True, False,
          reference="rprec_query", doc="relevant items in the top R, divided by R"),
+    Kind("num_q", KC.M_NUM_Q, "num_q", None, "NumQ", "none", False, False, summary="sum",
+         reference="num_q_query", doc="1 for each query: summed, the queries scored"),
     Kind("num_ret", KC.M_NUM_RET, "num_ret", None, "NumRet", "none", False, False,
          summary="sum", reference="num_ret_query", doc="items retrieved"),
     Kind("num_rel", KC.M_NUM_REL, "num_rel", None, "NumRel", "none", True, False,

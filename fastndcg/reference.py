@@ -372,11 +372,11 @@ BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
                    "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
                    "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
-                   "rbp_bin", "rbp_residual")
+                   "rbp_bin", "rbp_residual", "num_q")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
            "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
-           "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual")
+           "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q")
 # measures whose ties="average" is refused (no exact expectation is computed)
 NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg", "err")
 # measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
@@ -627,6 +627,15 @@ def judged_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
     """
     q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
     return q.hits(q.judged, q.cut) / q.cut if q.cut else 0.0
+
+
+def num_q_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                doc_ids=None, nan_scores="error") -> float:
+    """num_q (trec_eval ``num_q``, ir_measures ``NumQ``): 1 for every query scored, so
+    that its sum over the queries (its average, as trec_eval prints it) counts
+    them."""
+    _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return 1.0
 
 
 def num_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
@@ -1254,6 +1263,7 @@ _MEASURE_QUERY = {
     "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
     "rbp": rbp_query, "g": g_query, "ndcg_rel": ndcg_rel_query, "rndcg": rndcg_query,
     "err": err_query, "rbp_bin": rbp_bin_query, "rbp_residual": rbp_residual_query,
+    "num_q": num_q_query,
 }
 
 

@@ -22,8 +22,8 @@ SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
 CUT_KINDS = ["ap", "rr", "p", "r", "success", "relative_p"]  # take a cutoff
-WHOLE_KINDS = ["rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-               "set_relative_p", "set_map", "num_nonrel_judged_ret"]
+WHOLE_KINDS = ["num_q", "rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p",
+               "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret"]
 
 
 # measures with number parameters: (kind, params as named, the reference's keywords)
@@ -64,7 +64,7 @@ def _plain_new(ties):
 def _names(cutoffs, rel, ties="average"):
     """ir_measures-style names of every binary measure at these cutoffs (and
     fastndcg's names of those ir_measures lacks)."""
-    names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet",
+    names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet", "NumQ",
              f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
              f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
              f"num_nonrel_judged_ret(rel={rel})"]

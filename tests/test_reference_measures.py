@@ -27,11 +27,11 @@ KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel
          "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
          "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
          "utility", "unj", "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
-         "rbp_bin", "rbp_residual")
+         "rbp_bin", "rbp_residual", "num_q")
 K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
           "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid", "infap",
-          "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual")
+          "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q")
 # the parameter values each measure is checked at
 PARAMS = {"rprec_mult": [{"mult": 0.2}, {"mult": 1.0}, {"mult": 1.6}],
           "iprec": [{"recall": 0.0}, {"recall": 0.3}, {"recall": 0.5}, {"recall": 1.0}],

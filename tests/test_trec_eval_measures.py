@@ -48,7 +48,7 @@ MEASURES = ["map", "map_cut.5,10,100", "recip_rank", "P.5,10,20", "recall.10,100
             "bpref", "set_P", "set_recall", "set_relative_P", "set_map", "num_nonrel_judged_ret",
             "gm_map", "gm_bpref", "iprec_at_recall", "11pt_avg", "Rprec_mult", "utility",
             "relative_P.5,10,100", "set_F", "unj", "binG", "rbp_resid", "infAP", "rbp", "G",
-            "ndcg_rel", "Rndcg"]
+            "ndcg_rel", "Rndcg", "num_q"]
 TREC_ARGS = [arg for m in MEASURES for arg in ("-m", m)]
 # trec_eval's output names for MEASURES, and nothing else
 EXPECTED_NAMES = {"map", "map_cut_5", "map_cut_10", "map_cut_100", "recip_rank", "P_5", "P_10",
@@ -57,11 +57,11 @@ EXPECTED_NAMES = {"map", "map_cut_5", "map_cut_10", "map_cut_100", "recip_rank",
                   "bpref", "set_P", "set_recall", "set_relative_P", "set_map",
                   "num_nonrel_judged_ret", "gm_map", "gm_bpref", "11pt_avg", "utility", "set_F",
                   "relative_P_5", "relative_P_10", "relative_P_100", "unj_5", "unj_10", "unj_20",
-                  "binG", "rbp_resid", "infAP", "rbp", "G", "ndcg_rel", "Rndcg",
+                  "binG", "rbp_resid", "infAP", "rbp", "G", "ndcg_rel", "Rndcg", "num_q",
                   *(f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)),
                   *(f"Rprec_mult_{x / 10:3.2f}" for x in range(2, 21, 2))}
 # printed only on the `all` line (trec_eval's geometric means)
-ALL_ONLY = {"gm_map", "gm_bpref"}
+ALL_ONLY = {"gm_map", "gm_bpref", "num_q"}
 
 # variant: (trec_eval options, fastndcg options, stored file suffix)
 VARIANTS = {

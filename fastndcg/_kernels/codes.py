@@ -45,6 +45,7 @@ M_RBP_RESID = 24
 M_INFAP = 25
 M_RBP_BIN = 26
 M_RBP_RESIDUAL = 27
+M_NUM_Q = 28
 # graded measures (read each query's gains in rank order and its ideal gains): codes from
 # GRADED_FIRST on, scored by graded_chunk, not by the flagged groups
 GRADED_FIRST = 64

@@ -24,7 +24,7 @@ import numpy as np
 
 
 from .codes import (EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G, M_INFAP,
-                    M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_REL,
+                    M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_Q, M_NUM_REL,
                     M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
                     M_RBP_RESIDUAL, M_REL_P, M_RNDCG, M_RPREC, M_RPREC_MULT, M_RR, M_SET_F,
                     M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_SUCCESS, M_UNJ, M_UTILITY,
@@ -558,6 +558,8 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
     t = n if k < 0 else min(k, n)
     if code == M_NUM_RET:
         return float(n)
+    if code == M_NUM_Q:  # 1 a query: summed, the number of queries
+        return 1.0
     if code == M_RBP_RESID:  # the items without bit b (judged, label >= 0) are unjudged
         return rbp_residual(b, tmode, n, mparam[j, 0], True, n_e, estart, esize, ecnt)
     if code == M_RBP_RESIDUAL:  # bit b: judged
