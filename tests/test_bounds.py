@@ -52,6 +52,19 @@ for offsets, cut in ((mixed, slice(0, n)), (np.array([0, 1000]), last)):  # + on
                          measure="AP RR P@5 R@100 Rprec Success@3 NumRelRet AP(rel=3) nDCG "
                          "Bpref Bpref(rel=3) SetP SetAP(rel=3) num_nonrel_judged_ret")
         fastndcg.measure(scores[cut] * 0, labels[cut], offsets, ties=ties, measure="AP RR@10")
+        # the other measures: parameters, the judged bit, the graded step; NumRet alone
+        # reads no flags at all
+        fastndcg.measure(scores[cut], labels[cut] - 1, offsets, ties=ties, gain="linear",
+                         negative_labels="keep",
+                         measure="num_q relative_P.5 Rprec_mult.0.2,2 utility set_F.0.5 binG "
+                                 "rbp_resid rbp_residual RBP(rel=2) rbp.p=0.5")
+        fastndcg.measure(scores[cut], labels[cut], offsets, ties=ties, measure="NumRet")
+        if ties in ("stable", "optimistic", "pessimistic"):
+            fastndcg.measure(scores[cut], labels[cut], offsets, ties=ties, gain="linear",
+                             measure="iprec_at_recall 11pt_avg ERR@20 ERR")
+        if ties == "stable":
+            fastndcg.measure(scores[cut], labels[cut] - 1, offsets, ties=ties, gain="linear",
+                             negative_labels="keep", measure="infAP G ndcg_rel Rndcg")
 print("checked")
 """
 

@@ -560,86 +560,91 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
         return float(n)
     if code == M_NUM_Q:  # 1 a query: summed, the number of queries
         return 1.0
-    if code == M_RBP_RESID:  # the items without bit b (judged, label >= 0) are unjudged
-        return rbp_residual(b, tmode, n, mparam[j, 0], True, n_e, estart, esize, ecnt)
-    if code == M_RBP_RESIDUAL:  # bit b: judged
-        return rbp_residual(b, tmode, n, mparam[j, 0], False, n_e, estart, esize, ecnt)
+    if code == M_NUM_REL:
+        return float(n_rel)
+    if code == M_RBP_RESID or code == M_RBP_RESIDUAL:  # bit b: judged (with a label >= 0
+        # for trec_eval's rbp_resid, which is 0 when every item is)
+        return rbp_residual(b, tmode, n, mparam[j, 0], code == M_RBP_RESID, n_e, estart,
+                            esize, ecnt)
     if code == M_RBP_BIN:  # relevant items (bit b) first is the largest value
         p = mparam[j, 0]
         return (1.0 - p) * flagged_mass(b, tmode, p, tmode == OPTIMISTIC, n_e, estart, esize,
                                         ecnt)
-    if code == M_UNJ:  # not judged with a label >= 0 (bit b) in the top k, over k; the
-        # largest value ("optimistic") puts the judged members of a tie group last
+    if code == M_SUCCESS:
+        return success(t, b, tmode, n_e, estart, esize, ecnt)
+    if code == M_RR:
+        return reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt)
+    if code == M_AP:
+        return precision_sum(t, b, tmode, n_e, estart, esize, ecnt) / n_rel if n_rel > 0 else 0.0
+    if code == M_BPREF:
+        return (bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
+                if n_rel > 0 else 0.0)
+    if code == M_BING:
+        return bing_sum(b, tmode, n_e, estart, esize, ecnt) / n_rel if n_rel > 0 else 0.0
+    if code == M_INFAP:  # b2: judged with a label >= 0, b3: judged at all
+        return infap_sum(b, b2, b3, n_e, estart, ecnt) / n_rel if n_rel > 0 else 0.0
+    if code == M_IPREC or code == M_11PT_AVG:  # 11pt_avg: summed from recall 1.0 down, as
+        if n_rel <= 0:                          # trec_eval adds them
+            return 0.0
+        levels = 1 if code == M_IPREC else 11
+        total = 0.0
+        for i in range(levels):
+            x = mparam[j, 0] if code == M_IPREC else (10 - i) / 10.0
+            total += iprec(_round_half_up(x * n_rel), b, tmode, n_e, estart, esize, ecnt)
+        return total if code == M_IPREC else total / 11.0
+    # the rest count the flagged items of the top `depth` ranks (one count_top: each
+    # call site is a copy of it in the compiled code)
+    depth = n  # the whole list: the counts, the set measures, utility
+    mode = tmode
+    cut = np.int64(0)
+    if code == M_UNJ:  # bit b: judged with a label >= 0; the largest value of unj
+        depth = t      # ("optimistic") puts the judged members of a tie group last
         mode = PESSIMISTIC if tmode == OPTIMISTIC else OPTIMISTIC if tmode == PESSIMISTIC \
             else tmode
-        return (t - count_top(t, b, mode, n_e, estart, esize, ecnt)) / k
+    elif code == M_JUDGED or code == M_P or code == M_R or code == M_REL_P:
+        depth = t
+    elif code == M_RPREC:
+        depth = min(n_rel, n)
+    elif code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
+        cut = np.int64(mparam[j, 0] * n_rel + 0.9)
+        depth = min(max(cut, 0), n)
+    found = count_top(depth, b, mode, n_e, estart, esize, ecnt)
+    if code == M_NUM_REL_RET:
+        return found
+    if code == M_NUM_NONREL_JUDGED_RET:  # judged with a label >= 0 (bit b2), not relevant
+        return count_top(n, b2, tmode, n_e, estart, esize, ecnt) - found
+    if code == M_UNJ:
+        return (t - found) / k
     if code == M_UTILITY:  # trec_eval's contingency table, n: documents in the collection
-        found = count_top(n, b, tmode, n_e, estart, esize, ecnt)
         return (mparam[j, 0] * found + mparam[j, 1] * (n - found)
                 + mparam[j, 2] * (n_rel - found)
                 + mparam[j, 3] * (mparam[j, 4] + found - n - n_rel))
-    if code == M_NUM_REL:
-        return float(n_rel)
-    if code == M_NUM_REL_RET:
-        return count_top(n, b, tmode, n_e, estart, esize, ecnt)
-    if code == M_NUM_NONREL_JUDGED_RET:  # judged with a label >= 0 (bit b2), not relevant
-        return (count_top(n, b2, tmode, n_e, estart, esize, ecnt)
-                - count_top(n, b, tmode, n_e, estart, esize, ecnt))
     if code == M_JUDGED:  # of the ranks there are, as ir_measures
-        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / t if t > 0 else 0.0
+        return found / t if t > 0 else 0.0
     if code == M_P:
         d = n if k < 0 else k
-        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / d if d > 0 else 0.0
-    if code == M_SUCCESS:
-        return success(t, b, tmode, n_e, estart, esize, ecnt)
+        return found / d if d > 0 else 0.0
     if code == M_SET_P:  # the set measures read the whole list: no order, no ties
-        return count_top(n, b, tmode, n_e, estart, esize, ecnt) / n if n > 0 else 0.0
-    if code == M_RR:
-        return reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt)
+        return found / n if n > 0 else 0.0
     if n_rel <= 0:
         return 0.0
-    if code == M_R:
-        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
-    if code == M_AP:
-        return precision_sum(t, b, tmode, n_e, estart, esize, ecnt) / n_rel
-    if code == M_SET_R:
-        return count_top(n, b, tmode, n_e, estart, esize, ecnt) / n_rel
+    if code == M_R or code == M_SET_R or code == M_RPREC:
+        return found / n_rel
     if code == M_SET_REL_P:
-        return count_top(n, b, tmode, n_e, estart, esize, ecnt) / min(n, n_rel) if n > 0 else 0.0
+        return found / min(n, n_rel) if n > 0 else 0.0
     if code == M_SET_MAP:
-        found = count_top(n, b, tmode, n_e, estart, esize, ecnt)
         return found * found / (n * n_rel) if n > 0 else 0.0
-    if code == M_BPREF:
-        return bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
-    if code == M_RPREC:
-        return count_top(min(n_rel, n), b, tmode, n_e, estart, esize, ecnt) / n_rel
     if code == M_REL_P:
-        return count_top(t, b, tmode, n_e, estart, esize, ecnt) / min(k, n_rel)
-    if code == M_BING:
-        return bing_sum(b, tmode, n_e, estart, esize, ecnt) / n_rel
-    if code == M_INFAP:  # b2: judged with a label >= 0, b3: judged at all
-        return infap_sum(b, b2, b3, n_e, estart, ecnt) / n_rel
-    if code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
-        cut = np.int64(mparam[j, 0] * n_rel + 0.9)
-        if cut <= 0:
-            return 0.0
-        return count_top(min(cut, n), b, tmode, n_e, estart, esize, ecnt) / cut
+        return found / min(k, n_rel)
+    if code == M_RPREC_MULT:
+        return found / cut if cut > 0 else 0.0
     if code == M_SET_F:
-        found = count_top(n, b, tmode, n_e, estart, esize, ecnt)
         if found == 0:
             return 0.0
         p = found / n
         r = found / n_rel
         x = mparam[j, 0]
         return (x + 1.0) * p * r / (x * p + r)
-    if code == M_IPREC:
-        return iprec(_round_half_up(mparam[j, 0] * n_rel), b, tmode, n_e, estart, esize, ecnt)
-    if code == M_11PT_AVG:  # summed from recall 1.0 down, as trec_eval adds them
-        total = 0.0
-        for level in range(10, -1, -1):
-            total += iprec(_round_half_up(level / 10.0 * n_rel), b, tmode, n_e, estart, esize,
-                           ecnt)
-        return total / 11.0
     return np.nan
 
 
