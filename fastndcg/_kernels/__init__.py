@@ -28,7 +28,7 @@ from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 _WHERE = {
     "score_batch": "score", "dcg_chunk": "measures", "idcg_chunk": "measures",
     "dcg_short_chunk": "measures", "idcg_hist_chunk": "measures",
-    "measures_chunk": "measures", "ndcg_ratio": "measures",
+    "measures_chunk": "measures", "measures_chunk_all": "measures", "ndcg_ratio": "measures",
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",

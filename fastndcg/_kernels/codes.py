@@ -33,6 +33,7 @@ M_SET_R = 12
 M_SET_REL_P = 13
 M_SET_MAP = 14
 M_NUM_NONREL_JUDGED_RET = 15
+BASIC_LAST = 15  # the usual binary measures: measures_chunk (the others: measures_chunk_all)
 M_REL_P = 16
 M_RPREC_MULT = 17
 M_IPREC = 18

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G, M_INFAP,
+from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G, M_INFAP,
                     M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_Q, M_NUM_REL,
                     M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
                     M_RBP_RESIDUAL, M_REL_P, M_RNDCG, M_RPREC, M_RPREC_MULT, M_RR, M_SET_F,
@@ -546,30 +546,20 @@ def iprec(c, b, tmode, n_e, estart, esize, ecnt):
 
 
 @kernel(_nrt=False)
-def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt, mparam,
-                  j):
-    """One binary measure of one query of n items. ``k``: the cutoff (-1: the whole
-    list); ``n_rel``: R, the relevant judged documents of the query at this
-    threshold (flag bit b); ``n_rel2``: the same at bit b2 (bpref: judged
-    documents with a label >= 0, so N, the judged non-relevant ones, is
-    n_rel2 - n_rel); ``mparam[j]``: the measure's number parameters. Denominators
-    as trec_eval: P@k divides by k, Judged@k by min(k, n) (ir_measures), recall,
-    AP and R-precision by R (0 when R is 0)."""
+def measure_value_basic(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt):
+    """One of the usual binary measures (codes up to ``BASIC_LAST``: P, R, Success,
+    RR, AP, R-precision, Judged, the counts, bpref and the set measures) of one
+    query of n items. ``k``: the cutoff (-1: the whole list); ``n_rel``: R, the
+    relevant judged documents of the query at this threshold (flag bit b);
+    ``n_rel2``: the same at bit b2 (bpref: judged documents with a label >= 0, so
+    N, the judged non-relevant ones, is n_rel2 - n_rel). Denominators as trec_eval:
+    P@k divides by k, Judged@k by min(k, n) (ir_measures), recall, AP and
+    R-precision by R (0 when R is 0)."""
     t = n if k < 0 else min(k, n)
     if code == M_NUM_RET:
         return float(n)
-    if code == M_NUM_Q:  # 1 a query: summed, the number of queries
-        return 1.0
     if code == M_NUM_REL:
         return float(n_rel)
-    if code == M_RBP_RESID or code == M_RBP_RESIDUAL:  # bit b: judged (with a label >= 0
-        # for trec_eval's rbp_resid, which is 0 when every item is)
-        return rbp_residual(b, tmode, n, mparam[j, 0], code == M_RBP_RESID, n_e, estart,
-                            esize, ecnt)
-    if code == M_RBP_BIN:  # relevant items (bit b) first is the largest value
-        p = mparam[j, 0]
-        return (1.0 - p) * flagged_mass(b, tmode, p, tmode == OPTIMISTIC, n_e, estart, esize,
-                                        ecnt)
     if code == M_SUCCESS:
         return success(t, b, tmode, n_e, estart, esize, ecnt)
     if code == M_RR:
@@ -579,6 +569,56 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
     if code == M_BPREF:
         return (bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
                 if n_rel > 0 else 0.0)
+    # the rest count the flagged items of the top `depth` ranks (one count_top: each
+    # call site is a copy of it in the compiled code)
+    depth = n  # the whole list: the counts and the set measures (no order, no ties)
+    if code == M_JUDGED or code == M_P or code == M_R:
+        depth = t
+    elif code == M_RPREC:
+        depth = min(n_rel, n)
+    found = count_top(depth, b, tmode, n_e, estart, esize, ecnt)
+    if code == M_NUM_REL_RET:
+        return found
+    if code == M_NUM_NONREL_JUDGED_RET:  # judged with a label >= 0 (bit b2), not relevant
+        return count_top(n, b2, tmode, n_e, estart, esize, ecnt) - found
+    if code == M_JUDGED:  # of the ranks there are, as ir_measures
+        return found / t if t > 0 else 0.0
+    if code == M_P:
+        d = n if k < 0 else k
+        return found / d if d > 0 else 0.0
+    if code == M_SET_P:
+        return found / n if n > 0 else 0.0
+    if n_rel <= 0:
+        return 0.0
+    if code == M_R or code == M_SET_R or code == M_RPREC:
+        return found / n_rel
+    if code == M_SET_REL_P:
+        return found / min(n, n_rel) if n > 0 else 0.0
+    if code == M_SET_MAP:
+        return found * found / (n * n_rel) if n > 0 else 0.0
+    return np.nan
+
+
+@kernel(_nrt=False)
+def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt, mparam,
+                  j):
+    """Any binary measure of one query: the usual ones by
+    :func:`measure_value_basic`, the others here (``mparam[j]``: the measure's
+    number parameters; ``b3``: a third flag bit, the judged one for infAP)."""
+    if code <= BASIC_LAST:
+        return measure_value_basic(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize,
+                                   ecnt)
+    t = n if k < 0 else min(k, n)
+    if code == M_NUM_Q:  # 1 a query: summed, the number of queries
+        return 1.0
+    if code == M_RBP_RESID or code == M_RBP_RESIDUAL:  # bit b: judged (with a label >= 0
+        # for trec_eval's rbp_resid, which is 0 when every item is)
+        return rbp_residual(b, tmode, n, mparam[j, 0], code == M_RBP_RESID, n_e, estart,
+                            esize, ecnt)
+    if code == M_RBP_BIN:  # relevant items (bit b) first is the largest value
+        p = mparam[j, 0]
+        return (1.0 - p) * flagged_mass(b, tmode, p, tmode == OPTIMISTIC, n_e, estart, esize,
+                                        ecnt)
     if code == M_BING:
         return bing_sum(b, tmode, n_e, estart, esize, ecnt) / n_rel if n_rel > 0 else 0.0
     if code == M_INFAP:  # b2: judged with a label >= 0, b3: judged at all
@@ -592,48 +632,27 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
             x = mparam[j, 0] if code == M_IPREC else (10 - i) / 10.0
             total += iprec(_round_half_up(x * n_rel), b, tmode, n_e, estart, esize, ecnt)
         return total if code == M_IPREC else total / 11.0
-    # the rest count the flagged items of the top `depth` ranks (one count_top: each
-    # call site is a copy of it in the compiled code)
-    depth = n  # the whole list: the counts, the set measures, utility
+    depth = n  # the whole list: utility, set_F
     mode = tmode
     cut = np.int64(0)
     if code == M_UNJ:  # bit b: judged with a label >= 0; the largest value of unj
         depth = t      # ("optimistic") puts the judged members of a tie group last
         mode = PESSIMISTIC if tmode == OPTIMISTIC else OPTIMISTIC if tmode == PESSIMISTIC \
             else tmode
-    elif code == M_JUDGED or code == M_P or code == M_R or code == M_REL_P:
+    elif code == M_REL_P:
         depth = t
-    elif code == M_RPREC:
-        depth = min(n_rel, n)
     elif code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
         cut = np.int64(mparam[j, 0] * n_rel + 0.9)
         depth = min(max(cut, 0), n)
     found = count_top(depth, b, mode, n_e, estart, esize, ecnt)
-    if code == M_NUM_REL_RET:
-        return found
-    if code == M_NUM_NONREL_JUDGED_RET:  # judged with a label >= 0 (bit b2), not relevant
-        return count_top(n, b2, tmode, n_e, estart, esize, ecnt) - found
     if code == M_UNJ:
         return (t - found) / k
     if code == M_UTILITY:  # trec_eval's contingency table, n: documents in the collection
         return (mparam[j, 0] * found + mparam[j, 1] * (n - found)
                 + mparam[j, 2] * (n_rel - found)
                 + mparam[j, 3] * (mparam[j, 4] + found - n - n_rel))
-    if code == M_JUDGED:  # of the ranks there are, as ir_measures
-        return found / t if t > 0 else 0.0
-    if code == M_P:
-        d = n if k < 0 else k
-        return found / d if d > 0 else 0.0
-    if code == M_SET_P:  # the set measures read the whole list: no order, no ties
-        return found / n if n > 0 else 0.0
     if n_rel <= 0:
         return 0.0
-    if code == M_R or code == M_SET_R or code == M_RPREC:
-        return found / n_rel
-    if code == M_SET_REL_P:
-        return found / min(n, n_rel) if n > 0 else 0.0
-    if code == M_SET_MAP:
-        return found * found / (n * n_rel) if n > 0 else 0.0
     if code == M_REL_P:
         return found / min(k, n_rel)
     if code == M_RPREC_MULT:
@@ -649,19 +668,46 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
 
 
 @kernel(_nrt=False)
-def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam, n_rel,
-                   uval, ints, ecnt, out):
-    """The binary measures of queries q0:q1: each query's flagged groups
-    (:func:`.rank.flagged_groups`), then measure j (code ``mcode[j]``, cutoff
-    ``mk[j]``, flag bits ``mbit[j, 0..2]``, number parameters
-    ``mparam[j]``) into out[q, j]."""
+def _groups(lo, n, scores, flags, nb, tmode, uval, ints, ecnt):
+    """The query's flagged groups (:func:`.rank.flagged_groups`), none without flag
+    bits (num_ret alone, the graded measures: no flags to read)."""
+    if nb == 0:
+        return 0
+    return flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[4], ints[5], ints[6],
+                          ints[7], ints[8], ints[9], ints[10], ecnt)
+
+
+@kernel(_nrt=False)
+def measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel, uval, ints,
+                   ecnt, out):
+    """The usual binary measures (codes up to ``BASIC_LAST``) of queries q0:q1: each
+    query's flagged groups, then measure j (code ``mcode[j]``, cutoff ``mk[j]``,
+    flag bits ``mbit[j, 0..1]``) into out[q, j]. A kernel of its own so that a job
+    of the usual measures does not compile the others (:func:`measures_chunk_all`)."""
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
-        n_e = 0  # no flag bits (num_ret, the graded measures): no flags to read
-        if nb > 0:
-            n_e = flagged_groups(lo, n, scores, flags, nb, tmode, uval, ints[4], ints[5],
-                                 ints[6], ints[7], ints[8], ints[9], ints[10], ecnt)
+        n_e = _groups(lo, n, scores, flags, nb, tmode, uval, ints, ecnt)
+        for j in range(len(mcode)):
+            if mcode[j] > BASIC_LAST:  # graded_chunk's
+                continue
+            b = mbit[j, 0]
+            b2 = mbit[j, 1]
+            out[q, j] = measure_value_basic(mcode[j], mk[j], b, b2, tmode, n,
+                                            n_rel[q, b] if nb > 0 else 0,
+                                            n_rel[q, b2] if nb > 0 else 0, n_e, ints[9],
+                                            ints[10], ecnt)
+
+
+@kernel(_nrt=False)
+def measures_chunk_all(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam, n_rel,
+                       uval, ints, ecnt, out):
+    """Every binary measure of queries q0:q1, as :func:`measures_chunk`, with the
+    number parameters ``mparam[j]`` and a third flag bit ``mbit[j, 2]``."""
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        n_e = _groups(lo, n, scores, flags, nb, tmode, uval, ints, ecnt)
         for j in range(len(mcode)):
             if mcode[j] >= GRADED_FIRST:  # graded_chunk's
                 continue

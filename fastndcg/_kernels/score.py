@@ -21,9 +21,9 @@ import functools
 
 import numpy as np
 
-from .codes import AVERAGE, GRADED_FIRST, STABLE
+from .codes import AVERAGE, BASIC_LAST, GRADED_FIRST, STABLE
 from .measures import (dcg_chunk, dcg_packed_chunk, dcg_short_chunk, graded_chunk, idcg_chunk,
-                       idcg_hist_chunk, measures_chunk)
+                       idcg_hist_chunk, measures_chunk, measures_chunk_all)
 from .rank import SHORT_MAX
 from .threads import run_chunks
 
@@ -96,6 +96,9 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     sbits = scores.view(np.uint32) if packed else None
 
     graded = bool(len(mcode)) and bool((mcode >= GRADED_FIRST).any())
+    # the usual binary measures compile without the others
+    other = bool(len(mcode)) and bool(((mcode > BASIC_LAST) & (mcode < GRADED_FIRST)).any())
+    basic = not other and bool(len(mcode)) and bool((mcode <= BASIC_LAST).any())
 
     def make():
         arrays = scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
@@ -121,8 +124,11 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
         elif want_dcg:
             dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode,
                       top, ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
-        if len(mcode):
-            measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam, n_rel,
+        if other:
+            measures_chunk_all(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam,
+                               n_rel, uval, ints, ecnt, out_m)
+        elif basic:
+            measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel,
                            uval, ints, ecnt, out_m)
         if graded:
             g = s[len(s) - 7:]
