@@ -975,15 +975,22 @@ def rbp_bin_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=None,
     0.625
     """
     q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return (1 - p) * _rank_mass(q, q.relevant, p)
+
+
+def _rank_mass(q, flags, p: float) -> float:
+    """The sum of p^(rank - 1) over the flagged items' ranks: under ties="average"
+    its expectation (each rank of a tie group holds a flagged item with probability
+    (flagged members) / s), else in the tie rule's order (flagged items first in
+    their group for "optimistic")."""
     if q.ties != "average":
-        return (1 - p) * math.fsum(p ** rank for rank, i in enumerate(q.order(q.relevant))
-                                   if q.relevant[i])
+        return math.fsum(p ** rank for rank, i in enumerate(q.order(flags)) if flags[i])
     mass, a = [], 0
     for group in q.groups:
-        c = sum(1 for i in group if q.relevant[i])
+        c = sum(1 for i in group if flags[i])
         mass += [c / len(group) * p ** (a + j) for j in range(len(group))]
         a += len(group)
-    return (1 - p) * math.fsum(mass)
+    return math.fsum(mass)
 
 
 def rbp_residual_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=None,
@@ -1001,15 +1008,7 @@ def rbp_residual_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=No
     """
     q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
     unjudged = [not q.judged[i] for i in range(q.n)]
-    if q.ties != "average":
-        mass = [p ** rank for rank, i in enumerate(q.order(unjudged)) if unjudged[i]]
-    else:
-        mass, a = [], 0
-        for group in q.groups:
-            u = sum(1 for i in group if unjudged[i])
-            mass += [u / len(group) * p ** (a + j) for j in range(len(group))]
-            a += len(group)
-    return p ** q.n + (1 - p) * math.fsum(mass)
+    return p ** q.n + (1 - p) * _rank_mass(q, unjudged, p)
 
 
 def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
@@ -1030,15 +1029,7 @@ def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
     unjudged = [not (q.judged[i] and grades[i] >= 0) for i in range(q.n)]
     if not any(unjudged):
         return 0.0
-    if q.ties != "average":
-        mass = [p ** rank for rank, i in enumerate(q.order(unjudged)) if unjudged[i]]
-    else:
-        mass, a = [], 0
-        for group in q.groups:
-            u = sum(1 for i in group if unjudged[i])
-            mass += [u / len(group) * p ** (a + j) for j in range(len(group))]
-            a += len(group)
-    return p ** q.n + (1 - p) * math.fsum(mass)
+    return p ** q.n + (1 - p) * _rank_mass(q, unjudged, p)
 
 
 INFAP_EPSILON = 0.00001  # trec_eval's

@@ -613,6 +613,19 @@ def _cli_names(opt: str, action, value: str) -> set:
     return names
 
 
+def _main(argv: list, files: Files) -> tuple[int, str, str]:
+    """(status, stdout, stderr) of ``fastndcg ARGV`` run in this process, checked to
+    leave every input file as it was and to print no traceback."""
+    before = files.digests()
+    out, err = io.StringIO(), io.StringIO()
+    with no_hang(argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(argv)
+    out, err = out.getvalue(), err.getvalue()
+    assert files.digests() == before, f"{argv} changed an input file"
+    assert "Traceback" not in err, err
+    return rc, out, err
+
+
 def call_cli(command: str, replaced: dict, files: Files) -> None:
     replaced = {o: (files.path(v.kind) if isinstance(v, P) else v) for o, v in replaced.items()}
     argv = _argv(command, replaced, files)
@@ -623,13 +636,7 @@ def call_cli(command: str, replaced: dict, files: Files) -> None:
         assume(any(o not in ("--quiet",) for o in replaced))
         jobs = replaced.get("--jobs", "1")
         assume(not (jobs.strip().isdigit() and "--portable" not in replaced))
-    before = files.digests()
-    out, err = io.StringIO(), io.StringIO()
-    with no_hang(argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli.main(argv)
-    out, err = out.getvalue(), err.getvalue()
-    assert files.digests() == before, f"{argv} changed an input file"
-    assert "Traceback" not in err, err
+    rc, out, err = _main(argv, files)
     if rc == 0:
         _cli_ok(command, argv, out, files)
         return
@@ -705,13 +712,7 @@ def test_trec_eval_command_fuzz(files, data):
             value = data.draw(CLI_HOSTILE, label=flag)
             argv.append(files.path(value.kind) if isinstance(value, P) else value)
     argv += [files.path("qrels"), files.path("run")]
-    before = files.digests()
-    out, err = io.StringIO(), io.StringIO()
-    with no_hang(argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli.main(argv)
-    out, err = out.getvalue(), err.getvalue()
-    assert files.digests() == before, f"{argv} changed an input file"
-    assert "Traceback" not in err, err
+    rc, out, err = _main(argv, files)
     if rc != 0:
         assert out == "", f"{argv}: exit {rc} with stdout {out!r}"
         assert err.startswith("fastndcg trec_eval: error: ") and err.count("\n") == 1, \
