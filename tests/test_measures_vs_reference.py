@@ -197,6 +197,24 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
             assert row[f"unj@{c}"] == pytest.approx(want, abs=1e-12), ("unj", c)
 
 
+@SETTINGS
+@given(batch=batches(max_queries=6, max_rows=12, long_rows=200), ties=st.sampled_from(TIES),
+       cutoffs=st.lists(st.integers(1, 150), min_size=1, max_size=3, unique=True))
+def test_dcg_beside_gain_measures_is_bit_identical(batch, ties, cutoffs):
+    """With a gain measure asked for, DCG is read off the whole ranking the gain
+    step makes: every NDCG value has the bits it has alone (float64 scores, the
+    general ranking path; whole-list and deep cutoffs)."""
+    s, r, o = as_arrays(batch, np.float64, np.int8)
+    ndcg = ["nDCG"] + [f"nDCG@{c}" for c in cutoffs]
+    alone = fastndcg.measure(s, r, o, measure=ndcg, ties=ties, gain="linear")
+    gain = "g" if _offered("g", ties) else "rbp"
+    both = fastndcg.measure(s, r, o, measure=ndcg + [gain], ties=ties, gain="linear")
+    for col in alone:
+        a = np.asarray(alone[col], np.float64)
+        b = np.asarray(both[col], np.float64)
+        assert a.tobytes() == b.tobytes(), (col, ties)
+
+
 def test_one_ranking_any_measure_set_compiles_nothing_new():
     """A second measure set runs on the kernels the first compiled (measures are
     dispatched at run time)."""

@@ -16,7 +16,7 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def mix64(x):
     """SplitMix64's output function: every input bit affects every output bit."""
     x = (x ^ (x >> np.uint64(30))) * _MIX1

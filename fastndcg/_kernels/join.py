@@ -158,7 +158,7 @@ def _before(v, off, lo, x, y, low, skip):
     return d < 0 or (d == 0 and (x & low) < (y & low))
 
 
-@kernel
+@kernel(inner=True)
 def _exact_sort(v, off, lo, part, s, e, low, skip, scratch):
     """part[s:e] (packed keys of ids whose truncated keys agree) in exact order:
     insertion sorts of runs of 16, then bottom-up merges through ``scratch``."""
@@ -318,7 +318,7 @@ def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
         out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
 
 
-@kernel
+@kernel(inner=True)
 def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
     """out_order[lo:hi] <- the rows lo..hi-1 in descending string order of their ids:
     one 64-bit key a row, sorted as integers (:func:`_sort_keys`), then
@@ -440,7 +440,7 @@ def _join_chunk(g0, g1, goff, ids, judged_q, joff, jids, want_order, sorted_keys
             _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
 
 
-@kernel
+@kernel(inner=True)
 def _shift(size):
     """64 - log2(size) for a power of 2 size >= 2: a hash's top bits index the table."""
     bits = 1

@@ -34,7 +34,7 @@ from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed,
 from ._jit import kernel
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _add_run(acc, g, a, e, disc, ks, j, out, q):
     """Add gain ``g`` at ranks a..e-1 (0-based) to the running sum ``acc``, rank
     by rank (so the sum does not depend on how ranks are split into runs), storing
@@ -54,7 +54,7 @@ def _add_run(acc, g, a, e, disc, ks, j, out, q):
     return acc, j
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _record_rest(acc, ks, j, out, q):
     """Store ``acc`` for the cutoffs from index j on (past the list's end)."""
     while j < len(ks):
@@ -62,7 +62,7 @@ def _record_rest(acc, ks, j, out, q):
         j += 1
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _span(cdisc, a, e):
     """The sum of the discounts of ranks a..e-1 from their prefix sums ``cdisc``
     (row 0 correctly rounded, row 1 what each misses): about one rounding off the
@@ -70,7 +70,7 @@ def _span(cdisc, a, e):
     return (cdisc[0, e] - cdisc[0, a]) + (cdisc[1, e] - cdisc[1, a])
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def walk(q, m, n, ks, disc, cdisc, gsize, ggain, out):
     """DCG (or IDCG) at every cutoff in ``ks`` (sorted, unique) into out[q] of a
     query of n rows from its ranked summary of m ranks: the run of ranks starting
@@ -115,7 +115,7 @@ def walk(q, m, n, ks, disc, cdisc, gsize, ggain, out):
         _record_rest(acc, ks, j, out, q)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def dcg_walk(q, m, n, ks, disc, cdisc, tmode, gsize, ggain, rgain, out):
     """DCG at every cutoff in ``ks`` (sorted, unique) from the ranked summary of m
     ranks of a query of n rows, into out[q]: each rank of a tie group carries the
@@ -256,7 +256,7 @@ def idcg_chunk(q0, q1, offsets, labels, ks, disc, cdisc, gmode, table, top, gain
 # t: the ranks looked at; b: the flag bit.
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def count_top(t, b, tmode, n_e, estart, esize, ecnt):
     """Flagged items in the top t ranks: expected ("average"), or exact."""
     total = 0.0
@@ -276,7 +276,7 @@ def count_top(t, b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _first_flagged(t, b, n_e, estart, ecnt):
     """The first entry starting before rank t with a member flagged at bit b, or -1."""
     for e in range(n_e):
@@ -287,7 +287,7 @@ def _first_flagged(t, b, n_e, estart, ecnt):
     return -1
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def success(t, b, tmode, n_e, estart, esize, ecnt):
     """1 if a flagged item is in the top t (its probability, for "average")."""
     e = _first_flagged(t, b, n_e, estart, ecnt)
@@ -309,7 +309,7 @@ def success(t, b, tmode, n_e, estart, esize, ecnt):
     return 1.0 - none
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt):
     """1 / rank of the first flagged item when that rank is <= t, else 0 (for
     "average": its expectation; the first flagged member of a group of s with c
@@ -336,7 +336,7 @@ def reciprocal_rank(t, b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def precision_sum(t, b, tmode, n_e, estart, esize, ecnt):
     """The sum of the precisions at the ranks <= t of flagged items (AP's numerator).
     For "average", a group at ranks a+1..a+s with c flagged members after C
@@ -373,7 +373,7 @@ def precision_sum(t, b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _bpref_term(nonrel, n_rel, n_nonrel):
     """trec_eval's bpref term of a relevant item with ``nonrel`` judged non-relevant
     items above it: 1 - min(nonrel, R) / min(N, R) (1 when none is above)."""
@@ -382,7 +382,7 @@ def _bpref_term(nonrel, n_rel, n_nonrel):
     return 1.0 - min(nonrel, n_rel) / min(n_nonrel, n_rel)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def bpref_sum(b, b0, tmode, n_rel, n_nonrel, n_e, esize, ecnt):
     """The sum of :func:`_bpref_term` over the relevant items (flag bit b); the
     judged non-relevant items are those with bit b0 (judged, label >= 0) but not
@@ -409,7 +409,7 @@ def bpref_sum(b, b0, tmode, n_rel, n_nonrel, n_e, esize, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def bing_sum(b, tmode, n_e, estart, esize, ecnt):
     """trec_eval's binG numerator: over the relevant items (flag bit b), 1 /
     log2(2 + the non-relevant items above it). A relevant member of a tie group
@@ -435,7 +435,7 @@ def bing_sum(b, tmode, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def flagged_mass(b, tmode, p, first, n_e, estart, esize, ecnt):
     """The sum of p^i over the ranks i (0-based) of the items with flag bit b:
     expected over the orderings of each tie group ("average": each rank of a group
@@ -458,7 +458,7 @@ def flagged_mass(b, tmode, p, first, n_e, estart, esize, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def rbp_residual(b, tmode, n, p, quirk, n_e, estart, esize, ecnt):
     """How far RBP could rise if every item without flag bit b (trec_eval's
     rbp_resid: judged with a label >= 0; RBP's residual: judged) had gain 1: p^n
@@ -482,7 +482,7 @@ def rbp_residual(b, tmode, n, p, quirk, n_e, estart, esize, ecnt):
 INFAP_EPSILON = 0.00001  # trec_eval's
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def infap_sum(b, b0, bj, n_e, estart, ecnt):
     """trec_eval's infAP numerator (Yilmaz & Aslam, CIKM 2006) for the strict tie
     rules (each entry a single rank): at the rank j (0-based) of each relevant item
@@ -511,14 +511,14 @@ def infap_sum(b, b0, bj, n_e, estart, ecnt):
     return total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _round_half_up(x):
     """C's lround of x >= 0: the nearest whole number, halves away from zero."""
     f = np.floor(x)
     return np.int64(f) + (1 if x - f >= 0.5 else 0)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def iprec(c, b, tmode, n_e, estart, esize, ecnt):
     """trec_eval's interpolated precision at the c-th relevant item (flag bit b):
     the highest precision at its rank or below, read at the ranks of relevant
@@ -545,7 +545,7 @@ def iprec(c, b, tmode, n_e, estart, esize, ecnt):
     return best
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def measure_value_basic(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt):
     """One of the usual binary measures (codes up to ``BASIC_LAST``: P, R, Success,
     RR, AP, R-precision, Judged, the counts, bpref and the set measures) of one
@@ -599,7 +599,7 @@ def measure_value_basic(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, es
     return np.nan
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt, mparam,
                   j):
     """Any binary measure of one query: the usual ones by
@@ -667,7 +667,7 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
     return np.nan
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _groups(lo, n, scores, flags, nb, tmode, uval, ints, ecnt):
     """The query's flagged groups (:func:`.rank.flagged_groups`), none without flag
     bits (num_ret alone, the graded measures: no flags to read)."""
@@ -726,12 +726,12 @@ def measures_chunk_all(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbi
 # loops (m_G.c, m_ndcg_rel.c, m_Rndcg.c, m_rbp.c) step for step.
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _ideal(itop, ni, i):
     return itop[i] if i < ni else 0.0
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def trec_g(n, rg, ni, itop):
     """trec_eval's G: each gain g at rank i over log2(2 + (ideal gains to rank i,
     each at least 1) - (gains to rank i)), summed, over the ideal gains' sum."""
@@ -766,7 +766,7 @@ def trec_g(n, rg, ni, itop):
     return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def trec_ndcg_rel(n, rg, ni, itop):
     """trec_eval's ndcg_rel: NDCG (linear discount log2(rank + 1)) at the rank of
     each item with a gain above 0, averaged over the ideal list's positive gains
@@ -809,7 +809,7 @@ def trec_ndcg_rel(n, rg, ni, itop):
     return total / num_rel if total > 0.0 else 0.0
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def trec_rndcg(n, rg, ni, itop):
     """trec_eval's Rndcg: NDCG at each rank where the ideal gain changes (and at
     the end of the list), averaged."""
@@ -857,7 +857,7 @@ def trec_rndcg(n, rg, ni, itop):
     return total / changes
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def trec_rbp(n, rg, p, largest):
     """trec_eval's rbp: (1 - p) x the sum of gain x p^rank (0-based), gains divided
     by the query's largest ideal gain when it is above 1 (trec_eval's scaling into
@@ -873,7 +873,7 @@ def trec_rbp(n, rg, p, largest):
     return (1.0 - p) * total
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def _grade(gain, gmode):
     """The grade behind a gain: the label under linear gain, log2(gain + 1) under
     exp2 (exact for whole labels), never below 0."""
@@ -881,7 +881,7 @@ def _grade(gain, gmode):
     return g if g > 0.0 else 0.0
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def err(t, rg, gmode, top):
     """ERR@t (Chapelle et al., CIKM 2009, as gdeval computes it): the sum over
     ranks i < t of R_i / (i + 1) x the product of (1 - R_j) above, R = (2^grade -
@@ -899,18 +899,24 @@ def err(t, rg, gmode, top):
 @kernel(_nrt=False)
 def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
                  mcode, mk, mbit, mparam, nb, n_rel, top, ints, rgain, ggain, rg, igains,
-                 itop, out):
+                 itop, out, dcg_too, ks, disc, cdisc, out_dcg):
     """The graded measures (codes from ``GRADED_FIRST`` on) of queries q0:q1: each
     query ranked whole (:func:`.rank.rank_query`), its gains in rank order into
     ``rg``, its ideal gains sorted descending into ``itop``, then measure j into
-    out[q, j]. Scratch: ``top`` (the scores' dtype), ``ints`` (rows 0-2: group
-    starts, fill, sizes), ``rgain``, ``ggain``, ``rg``, ``igains``, ``itop``."""
+    out[q, j]; with ``dcg_too``, DCG at the cutoffs ``ks`` into out_dcg from the
+    same ranking (:func:`dcg_walk`: what :func:`dcg_chunk` gives, which ranks
+    only down to the deepest cutoff), so a query is ranked once. Scratch: ``top``
+    (the scores' dtype), ``ints`` (rows 0-2: group starts, fill, sizes), ``rgain``,
+    ``ggain``, ``rg``, ``igains``, ``itop``."""
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
         if n > 0:
             rank_query(lo, n, n, scores, labels, tmode, gmode, table, top, ints[0], ints[1],
                        ints[2], ggain, rgain)
+        if dcg_too:
+            dcg_walk(q, n, n, ks, disc, cdisc, tmode, ints[2], ggain, rgain, out_dcg)
+        if n > 0:
             if tmode == OPTIMISTIC or tmode == PESSIMISTIC:
                 for p in range(n):
                     rg[p] = rgain[p]

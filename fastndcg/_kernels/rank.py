@@ -64,7 +64,7 @@ SHORT_MAX = 64  # cuts this shallow (average/stable ties) take the one-pass :fun
 FIND_LINEAR = 8  # up to this many groups a row's group is found by a linear scan
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def gain_value(r, gmode, table):
     """Gain of label ``r`` (an int32 or float64, as the labels are given to the
     kernels; an integer is looked up without a round trip through float64, which
@@ -82,7 +82,7 @@ def gain_value(r, gmode, table):
     return table[int(r)]
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def sift_min(h, size, root):
     """Restore the min-heap h[0:size] below ``root``. The smaller child is picked
     by adding the comparison, not by a branch: random data mispredicts that
@@ -101,7 +101,7 @@ def sift_min(h, size, root):
     h[root] = x
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def heap_desc(h, size):
     """Sort h[0:size], a min-heap, descending (each smallest goes to the end)."""
     for end in range(size - 1, 0, -1):
@@ -109,7 +109,7 @@ def heap_desc(h, size):
         sift_min(h, end, np.int64(0))
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def sort_desc(h):
     """Sort h descending (heapsort: O(n log n) whatever the input, no recursion)."""
     size = len(h)
@@ -118,7 +118,7 @@ def sort_desc(h):
     heap_desc(h, size)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def select_top(vals, lo, n, m, top):
     """The m (<= n) largest values of vals[lo:lo+n], with multiplicity, sorted
     descending into top[0:m]: by insertion into the sorted buffer when m <=
@@ -155,7 +155,7 @@ def select_top(vals, lo, n, m, top):
     heap_desc(top, m)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def count_above(top, n_groups, v):
     """How many of top[0:n_groups] (strictly decreasing) are greater than v: the
     index of v's group when v is among them."""
@@ -174,7 +174,7 @@ def count_above(top, n_groups, v):
     return g
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def rank_pairs(lo, n, m, scores, labels, tmode, gmode, table, gsize, ggain):
     """:func:`rank_short` for lists of at most PAIR_MAX rows, by counting: a row's
     group starts at the number of rows above it ("stable": plus its equals earlier
@@ -199,7 +199,7 @@ def rank_pairs(lo, n, m, scores, labels, tmode, gmode, table, gsize, ggain):
             gsize[above] = same
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain):
     """:func:`rank_query` for "average" and "stable" ties and m <= SHORT_MAX, in one
     pass (2x faster than the heap for whole lists of 50-100 rows, but 1.2x slower
@@ -260,7 +260,7 @@ def rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain)
         r = e
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill, gsize,
                ggain, rgain):
     """Rank the query at rows lo:lo+n into its ranked summary (module docstring)
@@ -308,7 +308,7 @@ SIGN32 = np.uint64(0x80000000)
 HIGH = np.uint64(32)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, keys, top, gsize, ggain):
     """:func:`rank_query` for float32 scores under "average" or "stable" ties
     (``sbits``: the scores' bits as uint32), selecting packed keys instead of
@@ -349,7 +349,7 @@ def rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, keys, top, gsize, 
             ggain[start] += gain_value(labels[lo + i], gmode, table)
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def order_gains(rgain, a, e, descending):
     """Sort rgain[a:e] descending, or ascending."""
     if e - a < 2:
@@ -360,7 +360,7 @@ def order_gains(rgain, a, e, descending):
             rgain[a + i], rgain[e - 1 - i] = rgain[e - 1 - i], rgain[a + i]
 
 
-@kernel(_nrt=False)
+@kernel(_nrt=False, inner=True)
 def flagged_groups(lo, n, scores, flags, nb, tmode, uval, mult, gsz, btw, fill, eord,
                    estart, esize, ecnt):
     """The tie groups of the query at rows lo:lo+n that hold a flagged item (any

@@ -48,7 +48,7 @@ _STREAM_BOOT = np.uint64(0x5B0075)
 _STREAM_FLIP = np.uint64(0xF119)
 
 
-@kernel
+@kernel(inner=True)
 def _key(seed, stream, group, r):
     """The offset of the stream of resample r of group g (three rounds of mixing so
     that neighbouring (seed, group, r) give unrelated streams)."""
@@ -57,7 +57,7 @@ def _key(seed, stream, group, r):
     return mix64(k + uint64(r) * GOLDEN)
 
 
-@kernel
+@kernel(inner=True)
 def _below(u, n):
     """floor(u * n / 2**64) for n < 2**32: a uniform integer in [0, n) whose bias is
     at most n / 2**64 (exact 128-bit high product from 32-bit halves)."""
@@ -70,7 +70,7 @@ BLOCK_SHIFT = 11        # 2,048 rows (16 KB of one system's values) per block
 RESAMPLES_PER_JOB = 16  # resamples sharing one pass over the blocks
 
 
-@kernel
+@kernel(inner=True)
 def _count_blocks(key, size, hist, q, buf):
     """Stage one of a resample: how many of its ``size`` draws fall in each block.
 

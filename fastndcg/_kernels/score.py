@@ -99,6 +99,8 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
     # the usual binary measures compile without the others
     other = bool(len(mcode)) and bool(((mcode > BASIC_LAST) & (mcode < GRADED_FIRST)).any())
     basic = not other and bool(len(mcode)) and bool((mcode <= BASIC_LAST).any())
+    # the gain measures rank each query whole: DCG's general path reads that ranking
+    shared = graded and want_dcg and not short and not packed
 
     def make():
         arrays = scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
@@ -121,7 +123,7 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
         elif want_dcg and short:
             dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table,
                             tmode, ints[1], ints[2], floats[0], out_dcg)
-        elif want_dcg:
+        elif want_dcg and not shared:
             dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode,
                       top, ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
         if other:
@@ -134,7 +136,7 @@ def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmo
             g = s[len(s) - 7:]
             graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
                          mcode, mk, mbit, mparam, nb, n_rel, g[0], g[1], g[2], g[3], g[4], g[5],
-                         g[6], out_m)
+                         g[6], out_m, shared, ks, disc, cdisc, out_dcg)
         if want_idcg and len(hist_order):
             idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table,
                             hist_order, ints[3], hgain, floats[2], rsize, out_idcg)
