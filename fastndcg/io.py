@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from . import _validate as V
+from . import foreign
 from ._arrow import from_numpy, scalar
 
 
@@ -380,10 +381,15 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
         return _reader_source(source, roles, batch_rows)
     frame = _frame_table(source)
     if frame is not None:
-        return _table_source(frame[0], roles, frame[1], batch_rows)
+        return _table_source(foreign.recognise(frame[0], roles, frame[1]), roles, frame[1],
+                             batch_rows)
+    shaped = foreign.table_of(source, roles, name)
+    if shaped is not None:
+        return _table_source(shaped[0], roles, shaped[1], batch_rows)
     raise TypeError(f"{name}: cannot read a {type(source).__name__} as a search log; pass a Parquet "
                     f"file, directory or glob, a pyarrow Table / Dataset / RecordBatchReader, "
-                    f"or a pandas or polars DataFrame; got {V.shown(source)}")
+                    f"a pandas or polars DataFrame, a dict of dicts, ir_measures' records or "
+                    f"a ranx Run / Qrels; got {V.shown(source)}")
 
 
 # --------------------------------------------------------------------------- TREC text files

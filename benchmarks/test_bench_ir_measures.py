@@ -1,0 +1,121 @@
+"""ir_measures and PyTerrier with fastndcg first in the pipeline, against their
+own default pipeline, in one process (medians of a few rounds, ratios of medians).
+
+Group ``ir-measures``: ``ir_measures.calc_aggregate`` of nDCG@10, AP, RR@10, P@10,
+R@1000 on a run given as pandas DataFrames (ir_measures' columns), converting the
+inputs included: ir_measures' default pipeline (pytrec_eval for four measures,
+msmarco for RR@10) against the same call after ``fastndcg.ir_measures.use()``.
+Group ``pt-experiment``: ``pt.Experiment`` of three such runs with ``baseline=0``
+and Holm's correction, with and without ``use()``.
+
+Sizes: full (``FASTNDCG_BENCH_FULL=1``) 10,000 queries x 1,000 documents; quick
+200 x 100. Scores have three decimals (ties decided by each provider's rule), 30
+judged documents a query with labels 0-2, 10 of them retrieved. Every answer is
+checked against the default pipeline's first.
+
+    FASTNDCG_BENCH_FULL=1 python -m pytest benchmarks/test_bench_ir_measures.py \\
+        --benchmark-enable
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from . import _data
+
+ir_measures = pytest.importorskip("ir_measures")
+from ir_measures import AP, RR, P, R, nDCG  # noqa: E402
+
+MEASURES = [nDCG @ 10, AP, RR @ 10, P @ 10, R @ 1000]
+
+
+def _size() -> tuple[int, int]:
+    return (200, 100) if _data.is_quick() else (10_000, 1_000)
+
+
+def _frames(seed: int):
+    import pandas as pd
+
+    n_q, n_d = _size()
+    rng = np.random.default_rng(seed)
+    q = np.repeat(np.arange(n_q), n_d)
+    d = np.tile(np.arange(n_d), n_q)
+    run = pd.DataFrame({"query_id": q.astype(str), "doc_id": (d * 7 + q).astype(str),
+                        "score": np.round(rng.random(n_q * n_d), 3)})
+    judged = 30
+    qq = np.repeat(np.arange(n_q), judged)
+    dd = np.tile(np.arange(judged), n_q) * 3  # a third of them retrieved in the top 100
+    qrels = pd.DataFrame({"query_id": qq.astype(str), "doc_id": (dd * 7 + qq).astype(str),
+                          "relevance": rng.integers(0, 3, len(qq))})
+    return run, qrels
+
+
+@pytest.fixture(scope="module")
+def data():
+    runs = [_frames(seed)[0] for seed in (1, 2, 3)]
+    _, qrels = _frames(1)
+    return runs, qrels
+
+
+def _close(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for m in a:
+        assert a[m] == pytest.approx(b[m], abs=1e-12), m
+
+
+@pytest.mark.benchmark(group="ir-measures")
+@pytest.mark.parametrize("which", ["ir_measures", "fastndcg"])
+def test_calc_aggregate(benchmark, data, which):
+    import fastndcg.ir_measures as fim
+
+    runs, qrels = data
+    want = ir_measures.calc_aggregate(MEASURES, qrels, runs[0]) if which == "fastndcg" else None
+    if which == "fastndcg":
+        fim.use()
+    try:
+        got = benchmark.pedantic(lambda: ir_measures.calc_aggregate(MEASURES, qrels, runs[0]),
+                                 rounds=3, iterations=1, warmup_rounds=1 if which == "fastndcg"
+                                 else 0)
+    finally:
+        fim.use(False)
+    if want is not None:
+        _close(got, want)
+    n_q, n_d = _size()
+    _data.describe(benchmark, f"ir_measures.calc_aggregate ({which})",
+                   "fastndcg" if which == "fastndcg" else "peer", case=f"{n_q}x{n_d}")
+    _data.record_rows_per_s(benchmark, n_q * n_d, n_q)
+
+
+@pytest.mark.benchmark(group="pt-experiment")
+@pytest.mark.parametrize("which", ["ir_measures", "fastndcg"])
+def test_pt_experiment(benchmark, data, which):
+    pt = pytest.importorskip("pyterrier")
+    import fastndcg.ir_measures as fim
+
+    runs, qrels = data
+    frames = [r.rename(columns={"query_id": "qid", "doc_id": "docno"}) for r in runs]
+    pt_qrels = qrels.rename(columns={"query_id": "qid", "doc_id": "docno",
+                                     "relevance": "label"})
+    import pandas as pd
+    topics = pd.DataFrame({"qid": frames[0]["qid"].unique(), "query": "q"})
+    systems = [pt.Transformer.from_df(f) for f in frames]
+
+    def experiment():
+        return pt.Experiment(systems, topics, pt_qrels, MEASURES, names=["a", "b", "c"],
+                             baseline=0, correction="holm")
+
+    want = experiment() if which == "fastndcg" else None
+    if which == "fastndcg":
+        fim.use()
+    try:
+        got = benchmark.pedantic(experiment, rounds=3 if _data.is_quick() else 2,
+                                 iterations=1)
+    finally:
+        fim.use(False)
+    if want is not None:
+        assert got.to_string() == want.to_string()
+    n_q, n_d = _size()
+    _data.describe(benchmark, f"pt.Experiment, 3 runs ({which})",
+                   "fastndcg" if which == "fastndcg" else "peer", case=f"{n_q}x{n_d}")
+    _data.record_rows_per_s(benchmark, 3 * n_q * n_d, n_q)
