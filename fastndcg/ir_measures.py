@@ -18,12 +18,21 @@ reproduces its rules, ties included:
   maps each judgment (a label missing from it keeps its value), as
   pytrec_eval's provider does;
 * **msmarco** (``RR@k``) and **judged** (``Judged@k``): scores as doubles, ties
-  broken by document id ascending.
+  broken by document id ascending;
+* **gdeval** (``ERR@k``, ``nDCG(dcg="exp-log2")@k``): scores as doubles, ties
+  broken by document id descending, values as gdeval prints them (5 decimals).
+  ERR divides gains by 2^max(4, the query's largest grade): gdeval's 2^4 for
+  the grades gdeval reads (it refuses grades above 4). These need no Perl: where
+  Perl is missing, and ir_measures cannot compute them at all, fastndcg still
+  does, by gdeval's rules. One quirk is not copied: gdeval.pl keeps only what
+  follows the last ``-`` of a query id, so ir_measures reports query
+  ``2024-127266`` as ``127266`` (and 0 under its own id); fastndcg reports it
+  under its id.
 
 Every other measure is left to the providers that follow: ``judged_only=True``
 (trec_eval's ``-J``), ``IPrec`` (pytrec_eval's trec_eval 9 interpolates
-differently from the trec_eval 10 fastndcg follows), gdeval's ERR and
-exponential nDCG, cwl_eval's RBP, the intent-aware measures. As in ir_measures, a judged query missing from the run gets each
+differently from the trec_eval 10 fastndcg follows), cwl_eval's RBP, the
+intent-aware measures. As in ir_measures, a judged query missing from the run gets each
 measure's ``DEFAULT`` (0), and the aggregates are ir_measures' aggregators over
 the per-query values.
 
@@ -70,6 +79,8 @@ _RULES = {
     "pytrec_eval": {"preset": "pytrec_eval"},
     "msmarco": {"preset": "trec_eval", "ties": "stable", "order": "doc_ascending"},
     "judged": {"preset": "trec_eval", "ties": "stable", "order": "doc_ascending"},
+    # gdeval.pl: doubles, ties by document id descending, printed with 5 decimals
+    "gdeval": {"preset": "trec_eval", "decimals": 5},
 }
 _RUN = {"query_id": "query", "doc_id": "doc", "score": "score"}
 _QRELS = {"query_id": "query", "doc_id": "doc", "label": "label"}
@@ -77,16 +88,19 @@ _QRELS = {"query_id": "query", "doc_id": "doc", "label": "label"}
 
 def _answering(measure) -> str | None:
     """The name of the provider ir_measures' default pipeline would ask for
-    ``measure`` when fastndcg is not in it."""
+    ``measure`` when fastndcg is not in it; where no provider that supports it is
+    installed (gdeval without Perl), the first that supports it."""
+    unavailable = None
     for p in _original_providers():
-        if p is provider:
-            continue
         try:
-            if p.supports(measure) and p.is_available():
+            if not p.supports(measure):
+                continue
+            if p.is_available():
                 return p.NAME
         except Exception:  # a provider that cannot judge the measure does not answer it
             continue
-    return None
+        unavailable = unavailable or p.NAME
+    return unavailable
 
 
 def _reading(measure) -> tuple[str, tuple | None] | None:
@@ -180,8 +194,8 @@ def _pipeline_order(measures: list) -> list:
     first yields them, learnt from one probe query in this process: tables built
     from the results (PyTerrier's ``Experiment``) then have the same columns in
     the same order."""
-    probe_qrels = {"q": {"d": 1}}
-    probe_run = {"q": {"d": 1.0}}
+    probe_qrels = {"1": {"d": 1}}  # a numeric topic, as gdeval.pl requires
+    probe_run = {"1": {"d": 1.0}}
     seen: list = []
     try:
         pipeline = providers.FallbackProvider(_original_providers())
@@ -216,6 +230,7 @@ class FastndcgEvaluator(providers.Evaluator):
         results = {}
         for (rules, gains, _), group in self.groups.items():
             options = dict(rules)
+            decimals = options.pop("decimals", None)
             source = table
             if options.pop("order", None) == "doc_ascending":
                 source = _doc_ascending(table)
@@ -226,7 +241,10 @@ class FastndcgEvaluator(providers.Evaluator):
             qids = per_query.column("query_id").to_pylist()
             for m, name in zip(group, names):
                 column = M.parse(name).columns[0]
-                results[m] = (qids, np.asarray(per_query.column(column), np.float64).tolist())
+                values = np.asarray(per_query.column(column), np.float64).tolist()
+                if decimals is not None:  # as printed, then read back
+                    values = [float(f"{v:.{decimals}f}") for v in values]
+                results[m] = (qids, values)
         for m in self.measures:  # in the order ir_measures' own pipeline yields them
             qids, values = results[m]
             for qid, v in zip(qids, values):

@@ -8,6 +8,7 @@ as the TREC files they came from."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
-from ir_measures import (AP, RR, SetAP, SetF, SetP, SetR, Bpref, IPrec, Judged, NumQ,  # noqa: E402
-                         NumRel, NumRet, P, R, Rprec, Success, infAP, nDCG)
+from ir_measures import (AP, ERR, RR, SetAP, SetF, SetP, SetR, Bpref, IPrec, Judged,  # noqa: E402
+                         NumQ, NumRel, NumRet, P, R, Rprec, Success, infAP, nDCG)
 
 import fastndcg  # noqa: E402
 import fastndcg.ir_measures as fim  # noqa: E402
@@ -35,6 +36,8 @@ SUPPORTED = [nDCG, nDCG @ 10, nDCG @ 1000, AP, AP @ 100, AP(rel=2), RR, RR(rel=2
              Success(rel=2) @ 1, Rprec, Rprec(rel=2), Judged @ 10, Judged @ 100, NumRet,
              NumRet(rel=1), NumRel, NumQ, Bpref, Bpref(rel=2), infAP, SetP, SetP(rel=2),
              SetR, SetF, SetF(beta=0.5), SetAP, SetP(relative=True)]
+# gdeval's (ir_measures runs gdeval.pl through Perl; fastndcg needs no Perl)
+GDEVAL = [ERR @ 5, ERR @ 20, nDCG(dcg="exp-log2") @ 10, nDCG(dcg="exp-log2") @ 20]
 # computed by ir_measures' own providers with fastndcg first
 FALL_THROUGH = [IPrec @ 0.2, P(judged_only=True) @ 10]
 
@@ -55,7 +58,7 @@ def real(request):
 
 
 def test_every_supported_measure_is_supported():
-    unsupported = [m for m in SUPPORTED + GAINS if not fim.provider.supports(m)]
+    unsupported = [m for m in SUPPORTED + GAINS + GDEVAL if not fim.provider.supports(m)]
     assert not unsupported
     assert not any(fim.provider.supports(m) for m in FALL_THROUGH)
 
@@ -75,6 +78,26 @@ def test_use_equals_ir_measures_default_pipeline(real):
     assert not bad, list(bad.items())[:5]
     for m in measures:
         assert got_agg[m] == pytest.approx(want_agg[m], abs=1e-12), m
+
+
+@pytest.mark.skipif(shutil.which("perl") is None, reason="gdeval.pl needs Perl")
+def test_gdeval_measures(real):
+    """ERR@k and exponential nDCG@k as gdeval.pl prints them (5 decimals), ties
+    by document id descending."""
+    qrels, run = real
+    want = _per_query(ir_measures.iter_calc(GDEVAL, qrels, run))
+    with fim.used():
+        got = _per_query(ir_measures.iter_calc(GDEVAL, qrels, run))
+    # gdeval.pl keeps what follows the last '-' of a query id ("2024-127266" ->
+    # "127266"): ir_measures reports the value under that id and 0 under the real
+    # one; fastndcg reports it under the real id
+    # (a query gdeval does not print, having no relevant judgment, is 0 under its id)
+    renamed = {(m, q): (m, q.rsplit("-", 1)[-1]) for m, q in got}
+    renamed = {k: v if v in want else k for k, v in renamed.items()}
+    assert all(renamed[k] in want for k in got)
+    bad = {k: (want[renamed[k]], got[k]) for k in got
+           if abs(want[renamed[k]] - got[k]) > 1e-12}
+    assert not bad, list(bad.items())[:5]
 
 
 def test_unsupported_measures_fall_through(real):
