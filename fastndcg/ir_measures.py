@@ -30,9 +30,9 @@ reproduces its rules, ties included:
   under its id.
 
 Every other measure is left to the providers that follow: ``judged_only=True``
-(trec_eval's ``-J``), ``IPrec`` (pytrec_eval's trec_eval 9 interpolates
-differently from the trec_eval 10 fastndcg follows), cwl_eval's RBP, the
-intent-aware measures. As in ir_measures, a judged query missing from the run gets each
+(trec_eval's ``-J``), ``IPrec`` (pytrec_eval's values differ from
+those of the trec_eval 10 fastndcg follows), cwl_eval's RBP, the intent-aware
+measures. As in ir_measures, a judged query missing from the run gets each
 measure's ``DEFAULT`` (0), and the aggregates are ir_measures' aggregators over
 the per-query values.
 
@@ -108,7 +108,7 @@ def _reading(measure) -> tuple[str, tuple | None] | None:
     table of an nDCG that has one), or None where fastndcg has none."""
     params = getattr(measure, "params", {})
     if params.get("judged_only") is True or measure.NAME == "IPrec":
-        # IPrec: pytrec_eval's trec_eval 9 interpolates differently from trec_eval 10
+        # IPrec: pytrec_eval's values differ from trec_eval 10's
         return None
     gains = None
     text = str(measure)
