@@ -38,7 +38,6 @@ __all__ = ["table_of", "recognise", "ALIASES"]
 # candidate column names of each role, fastndcg's default first
 ALIASES = {"query": ("query_id", "qid"), "doc": ("doc_id", "docno"),
            "score": ("score",), "label": ("label", "relevance")}
-OPTION = {"query": "query", "doc": "doc", "score": "score", "label": "label"}
 
 
 def _value_role(roles: dict[str, str], name: str) -> str:
@@ -147,7 +146,7 @@ def recognise(table: pa.Table, roles: dict[str, str], describe: str) -> pa.Table
             other = present[1]
             raise ValueError(f"{describe} has columns {' and '.join(map(repr, present))}, "
                              f"either of which could be the {role} column; pass "
-                             f"{OPTION[role]}={other!r} to read {other!r}, or drop {other!r} "
+                             f"{role}={other!r} to read {other!r}, or drop {other!r} "
                              f"to read {want!r}")
         if present and present[0] != want:
             rename[present[0]] = want

@@ -214,33 +214,37 @@ class FastndcgEvaluator(providers.Evaluator):
         ids = qrels.column("query_id").unique().to_pylist() if qrels.num_rows else []
         measures = _pipeline_order(measures)
         super().__init__(measures, set(ids))
-        self.qrels = qrels
+        # one evaluate call per (rules, gains table, NDCG gain): its options, its
+        # judgments (mapped once through the gains table) and its measures as
+        # (measure, fastndcg name, output column)
         groups: dict = {}
         for m in measures:
             rules = _RULES[_answering(m)]
             name, gains = _reading(m)
-            key = (tuple(sorted(rules.items())), gains, M.parse(name).gain)
-            groups.setdefault(key, []).append(m)
-        self.groups = groups
+            parsed = M.parse(name)
+            key = (tuple(sorted(rules.items())), gains, parsed.gain)
+            if key not in groups:
+                groups[key] = (dict(rules), qrels if gains is None else _mapped(qrels, gains),
+                               [])
+            groups[key][2].append((m, name, parsed.columns[0]))
+        self.groups = list(groups.values())
 
     def _iter_calc(self, run) -> Iterator[Metric]:
         table = _table(run, _RUN, "run")
         if table.num_rows == 0:
             return
         results = {}
-        for (rules, gains, _), group in self.groups.items():
+        for rules, qrels, group in self.groups:
             options = dict(rules)
             decimals = options.pop("decimals", None)
             source = table
             if options.pop("order", None) == "doc_ascending":
                 source = _doc_ascending(table)
-            names = [_reading(m)[0] for m in group]
-            qrels = self.qrels if gains is None else _mapped(self.qrels, gains)
-            report = evaluate(source, qrels=qrels, measure=names, **options)
+            report = evaluate(source, qrels=qrels, measure=[name for _, name, _ in group],
+                              **options)
             per_query = report.per_query
             qids = per_query.column("query_id").to_pylist()
-            for m, name in zip(group, names):
-                column = M.parse(name).columns[0]
+            for m, _, column in group:
                 values = np.asarray(per_query.column(column), np.float64).tolist()
                 if decimals is not None:  # as printed, then read back
                     values = [float(f"{v:.{decimals}f}") for v in values]
