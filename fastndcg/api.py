@@ -217,6 +217,10 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict):
         raise ValueError("ties='trec' breaks ties by document id (trec_eval's rule), and these "
                          "functions take no document ids; it belongs to qrels mode. Here use "
                          "'average', 'stable', 'optimistic' or 'pessimistic'")
+    if isinstance(ties, str) and ties == "ranx":
+        raise ValueError("ties='ranx' orders each query as ranx's Run does, which "
+                         "fastndcg.evaluate reads (a ranx Run, a run file, a table); here use "
+                         "'average', 'stable', 'optimistic' or 'pessimistic'")
     tmode = C.TIES[C.check_choice("ties", ties, tuple(C.TIES))]
     base = C.parse_log_base(log_base)
     C.check_choice("nan_scores", nan_scores, C.NAN_SCORES)

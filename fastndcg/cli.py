@@ -23,7 +23,7 @@ from . import _validate as V
 
 _PROG = "fastndcg"
 # the preset names, without importing the package's numeric modules for --help
-PRESET_NAMES = ("trec_eval", "pytrec_eval", "sklearn", "lightgbm", "xgboost", "xgboost-")
+PRESET_NAMES = ("trec_eval", "pytrec_eval", "sklearn", "lightgbm", "xgboost", "xgboost-", "ranx")
 
 
 _K_UNSET = object()  # -k not given
@@ -106,7 +106,7 @@ def _add_semantics(p: _Parser) -> None:
     p.add_argument("--gain", type=_gain, default=None,
                    help="exp2 (2^label - 1), linear, or a table such as 0,1,3,7 (default exp2)")
     p.add_argument("--ties", default=None,
-                   choices=["average", "stable", "optimistic", "pessimistic", "trec"],
+                   choices=["average", "stable", "optimistic", "pessimistic", "trec", "ranx"],
                    help="default average")
     p.add_argument("--zero-idcg", default=None, choices=["zero", "one", "nan", "error"],
                    help="default zero")

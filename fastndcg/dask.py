@@ -61,7 +61,7 @@ from .chunks import regroup
 from .presets import DEFAULT_K
 from .partition import explain_columns
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
-                        score_partition)
+                        read_as, score_partition)
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 from .scattered import Fixed, duplicates_in, patch, rescore
@@ -342,6 +342,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         client.register_worker_plugin(WarmKernels(), name=WarmKernels.name)
     pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
                                                      partition_rows, client)
+    opts = read_as(opts, source)
     schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
                                opts.names, weight=opts.weight,
                            extra=explain_columns(opts))

@@ -30,7 +30,7 @@ from . import _validate as V
 from ._progress import Progress
 from .presets import DEFAULT_K
 from .partition import explain_columns
-from .partition import OPTION_NAMES, Options, Scorer, check_options, score_partition
+from .partition import OPTION_NAMES, Options, Scorer, check_options, read_as, score_partition
 from .qrels import Qrels, load_qrels
 from .report import Output, PartWriter, Report, Runs, Totals, result_schema, runid_part
 from .scattered import Fixed, IdSpill, patch, rescore
@@ -170,7 +170,7 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
         judged = None if qrels is None else load_qrels(qrels, query, doc, label, opts.gain,
                                                        opts.negative_labels)
         src = open_run(source, opts, roles, batch_rows)
-        report = _run(src, opts, judged, output, progress)
+        report = _run(src, read_as(opts, source), judged, output, progress)
     except BaseException:
         output.abort()
         raise
@@ -265,7 +265,7 @@ def evaluate_runs(runs, *, qrels=None, runid: str = "tag", per_query=None,
             if name is None:
                 name, origin = (tags[0], "tag") if len(tags) == 1 else (_file_name(source), "file")
                 _claim(taken, name, source, origin)
-            report = _run(src, opts, judged, _run_output(output, i), progress)
+            report = _run(src, read_as(opts, source), judged, _run_output(output, i), progress)
             report.seconds = time.perf_counter() - t0
             if output.kind != "none":
                 staged = report.per_query_path

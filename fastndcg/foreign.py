@@ -33,7 +33,7 @@ import itertools
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["table_of", "recognise", "ALIASES"]
+__all__ = ["table_of", "recognise", "ranked", "ALIASES"]
 
 # candidate column names of each role, fastndcg's default first
 ALIASES = {"query": ("query_id", "qid"), "doc": ("doc_id", "docno"),
@@ -104,12 +104,25 @@ def _from_tuples(first, rows, roles: dict[str, str], name: str) -> pa.Table:
     return recognise(pa.table(table), roles, f"the {type(first).__name__} records")
 
 
+def _is_ranx(source, name: str) -> bool:
+    kind = type(source)
+    return kind.__module__.split(".")[0] == "ranx" and kind.__name__ == name
+
+
+def ranked(source) -> str | None:
+    """"ranx" when ``source`` is a ranx ``Run``: :func:`table_of` gives each query's
+    rows in the order the Run holds them, which is ranx's ranking (the order its
+    ``evaluate`` reads), so ``ties="ranx"`` must not sort them again."""
+    return "ranx" if _is_ranx(source, "Run") else None
+
+
 def table_of(source, roles: dict[str, str], name: str) -> tuple[pa.Table, str] | None:
     """``source`` as an Arrow table with the columns ``roles`` names (name -> role),
     and how messages describe it; None when it is none of the shapes above."""
     kind = type(source)
     module = kind.__module__.split(".")[0]
-    if module == "ranx" and kind.__name__ in ("Run", "Qrels"):
+    if _is_ranx(source, "Run") or _is_ranx(source, "Qrels"):
+        # to_dict walks each query's documents in the order the object holds them
         return _from_dicts(source.to_dict(), roles, name), f"the ranx {kind.__name__}"
     if isinstance(source, dict):
         if not source or not isinstance(next(iter(source.values())), dict):

@@ -105,25 +105,31 @@ class Kind:
     #                           measure given all the values)
     average: bool = True      # offers ties="average" (an exact expectation)
     bounds: bool = True       # offers ties="optimistic"/"pessimistic" (the max / min)
+    ranx: str | None = None   # ranx's metric name (None: no such metric)
 
 
 REGISTRY: dict[str, Kind] = {k.name: k for k in [
     Kind("ndcg", -1, "ndcg", "ndcg_cut", "nDCG", "optional", False, False, TREC_CUTOFFS,
-         reference="ndcg_query", doc="DCG@k / IDCG@k (gain, discount and ties as set)"),
+         reference="ndcg_query", doc="DCG@k / IDCG@k (gain, discount and ties as set)",
+         ranx="ndcg"),
     Kind("ap", KC.M_AP, "map", "map_cut", "AP", "optional", True, False, TREC_CUTOFFS,
-         reference="ap_query",
+         reference="ap_query", ranx="map",
          doc="sum of the precisions at the relevant ranks <= k, divided by R"),
     Kind("rr", KC.M_RR, "recip_rank", None, "RR", "optional", True, False,
-         reference="rr_query", doc="1 / rank of the first relevant item (0 past k)"),
+         reference="rr_query", doc="1 / rank of the first relevant item (0 past k)",
+         ranx="mrr"),
     Kind("p", KC.M_P, None, "P", "P", "required", True, False, TREC_CUTOFFS,
-         reference="precision_query", doc="relevant items in the top k, divided by k"),
+         reference="precision_query", doc="relevant items in the top k, divided by k",
+         ranx="precision"),
     Kind("r", KC.M_R, None, "recall", "R", "required", True, False, TREC_CUTOFFS,
-         reference="recall_query", doc="relevant items in the top k, divided by R"),
+         reference="recall_query", doc="relevant items in the top k, divided by R",
+         ranx="recall"),
     Kind("success", KC.M_SUCCESS, None, "success", "Success", "required", True, False,
-         TREC_SUCCESS_CUTOFFS, reference="success_query",
+         TREC_SUCCESS_CUTOFFS, reference="success_query", ranx="hit_rate",
          doc="1 when a relevant item is in the top k"),
     Kind("rprec", KC.M_RPREC, "Rprec", None, "Rprec", "none", True, False,
-         reference="rprec_query", doc="relevant items in the top R, divided by R"),
+         reference="rprec_query", doc="relevant items in the top R, divided by R",
+         ranx="r-precision"),
     Kind("num_q", KC.M_NUM_Q, "num_q", None, "NumQ", "none", False, False, summary="sum",
          reference="num_q_query", doc="1 for each query: summed, the queries scored"),
     Kind("num_ret", KC.M_NUM_RET, "num_ret", None, "NumRet", "none", False, False,
@@ -225,6 +231,15 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
     Kind("judged", KC.M_JUDGED, None, None, "Judged", "required", False, True,
          reference="judged_query",
          doc="judged items in the top k, divided by min(k, items retrieved)"),
+    Kind("f1", KC.M_F1, None, None, None, "optional", True, False, reference="f1_query",
+         ranx="f1",
+         doc="ranx's f1@k: 2 P R / (P + R) of P@k (over k; the whole list: over the items "
+             "retrieved) and R@k; 0 when no relevant item is in the top k"),
+    Kind("bpref_ranx", KC.M_BPREF_RANX, None, None, None, "none", True, False,
+         reference="bpref_ranx_query", ranx="bpref",
+         doc="ranx's bpref: bpref's terms, a judged item with a label below rel (negative "
+             "too) being non-relevant; NaN when a relevant item is retrieved and no judged "
+             "document is non-relevant (ranx divides 0 by 0)"),
 ]}
 
 _BY_TREC = {}
@@ -233,6 +248,12 @@ for _k in REGISTRY.values():
         if _n:
             _BY_TREC[_n] = _k
 _BY_IRM = {k.irm: k for k in REGISTRY.values() if k.irm}
+_BY_RANX = {k.ranx: k for k in REGISTRY.values() if k.ranx}
+_BY_RANX["ndcg_burges"] = REGISTRY["ndcg"]  # NDCG with 2**label - 1 gains
+# read as ranx's names without ranx=True too, unless they are trec_eval's: no
+# ir_measures name and no column name starts so
+_RANX_ONLY = tuple(n for n in _BY_RANX if n not in _BY_IRM and n not in REGISTRY)
+_RANX_OTHER = ("hits", "dcg", "dcg_burges", "rbp")  # ranx metrics fastndcg does not read
 _IRM_DCG = {"log2": "linear", "exp-log2": "exp2"}
 
 
@@ -781,6 +802,54 @@ def _irm(spec: str):
     return kind, cutoff, got["rel"], gain, params
 
 
+def _ranx_stem(spec: str) -> str:
+    return spec.partition("-l")[0].partition("@")[0]
+
+
+def _ranx(spec: str):
+    """(kind, cutoff, rel, gain, None) of a ranx metric name, ``name[@k][-lREL]``
+    (``@0`` or no cutoff: the whole list; ``-lREL``: the relevance level), or None
+    when ``spec`` does not start with a ranx name."""
+    name, dash, level = spec.partition("-l")
+    stem, at, k = name.partition("@")
+    known = ", ".join(sorted(_BY_RANX))
+    if stem in _RANX_OTHER:
+        raise _error(spec, f"ranx's {stem} is not a metric fastndcg computes",
+                     f"ranx's metrics fastndcg reads: {known}")
+    kind = _BY_RANX.get(stem)
+    if kind is None:
+        return None
+    example = {"none": stem, "optional": f"{stem}@10"}.get(kind.cutoff, f"{stem}@10")
+    if kind.binary:
+        example += "-l2"
+    fix = f"write ranx's names as name@k-lLEVEL, e.g. {example!r}"
+    cutoff = rel = None
+    if at:
+        if not _INT.fullmatch(k):
+            raise _error(spec, f"the cutoff {_shown(k)} is not a whole number", fix)
+        digits = k.lstrip("0") or "0"
+        if len(digits) > len(str(MAX_CUTOFF)) or int(digits) > MAX_CUTOFF:
+            raise _error(spec, f"cutoff {_cut(digits)} must be <= {MAX_CUTOFF}", fix)
+        cutoff = int(digits) or None  # ranx: k=0 is the whole list
+    if cutoff is not None and kind.cutoff == "none":
+        raise _error(spec, f"ranx's {stem} takes no cutoff (ranx ignores one)",
+                     f"write {stem!r}")
+    if dash:
+        if not kind.binary:
+            raise _error(spec, f"a relevance level is read for ranx's binary metrics, and "
+                               f"{stem} gains what each label is worth",
+                         f"write {name!r}, or give the gains of the labels as a table, e.g. "
+                         f"{_GAINS_EXAMPLE!r}")
+        if not _INT.fullmatch(level) or int(level) > MAX_REL:
+            raise _error(spec, f"the relevance level {_shown(level)} is not a whole number "
+                               f"from 0 to {MAX_REL}", fix)
+        rel = int(level)
+    gain = None
+    if kind.name == "ndcg":
+        gain = "exp2" if stem == "ndcg_burges" else "linear"
+    return kind, cutoff, rel, gain, None
+
+
 def _items(measures) -> list[str]:
     usage = ("measure takes a measure name or a list of them (e.g. 'map P.5,10' or "
              "['nDCG@10', 'AP', 'P@5'])")
@@ -797,11 +866,18 @@ def _items(measures) -> list[str]:
     return [piece for m in measures for piece in _split(m)]
 
 
-def parse(measures, rel: int | None = None) -> Parsed:
+def parse(measures, rel: int | None = None, ranx: bool = False) -> Parsed:
     """Read measure names: a string (several separated by spaces) or a list.
     ``rel`` is the threshold of the binary measures that do not name one
     (default 1). All NDCG names must agree on the gain; a measure named twice is
     kept once.
+
+    ranx's metric names (``ndcg@10``, ``ndcg_burges@10``, ``map@100``, ``mrr@10``,
+    ``precision@5``, ``recall@100``, ``hit_rate@10``, ``r-precision``, ``bpref``,
+    ``f1@10``; ``-l2`` for a relevance level) are read as ranx reads them. Four of
+    them are also trec_eval's names (``map``, ``ndcg``, ``recall``, ``bpref``): with
+    ``ranx=True`` (``preset="ranx"``) ranx's reading comes first (``recall`` is then
+    the whole list's recall, ``bpref`` ranx's), else trec_eval's.
 
     >>> p = parse(["nDCG@10", "RR(rel=2)@10", "P@5"])
     >>> p.ndcg, p.gain, p.columns
@@ -816,8 +892,15 @@ def parse(measures, rel: int | None = None) -> Parsed:
     gains: list = []
     seen: set = set()
     for item in items:
-        trec = _trec(item)
-        if trec is not None:
+        reading = _ranx(item) if ranx else None
+        trec = None if reading is not None else _trec(item)
+        stem = _ranx_stem(item)
+        if reading is None and trec is None and (
+                stem in _RANX_ONLY or stem in _RANX_OTHER or ("-l" in item and stem in _BY_RANX)):
+            reading = _ranx(item)
+        if reading is not None:
+            found = [reading]
+        elif trec is not None:
             kind, cuts = trec
             found = [(kind, c, None, "linear" if kind.name == "ndcg" else None, ps)
                      for c, ps in cuts]
@@ -869,7 +952,8 @@ class Layout:
 # they read a second bit at threshold 0 (unj reads only that one)
 _READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET, KC.M_UNJ, KC.M_RBP_RESID)
 _ONLY_ZERO = (KC.M_UNJ, KC.M_RBP_RESID)  # read the bit at threshold 0 alone
-_READS_JUDGED = (KC.M_INFAP, KC.M_RBP_RESIDUAL)  # read the judged bit (any grade)
+_READS_JUDGED = (KC.M_INFAP, KC.M_RBP_RESIDUAL, KC.M_BPREF_RANX)  # read the judged bit
+#                                                                   (any grade)
 
 
 def check_ties(others: list, ties: str, rel: int = 1) -> None:
@@ -921,8 +1005,11 @@ def layout(others: list, rel: int) -> Layout:
         b = (zero if kind.code in _ONLY_ZERO
              else judged_bit if kind.judgments or kind.code == KC.M_RBP_RESIDUAL
              else rels.index(r) if kind.binary else 0)
-        bits.append((b, zero if zero >= 0 else b,
-                     judged_bit if kind.code == KC.M_INFAP else b))
+        if kind.code == KC.M_BPREF_RANX:  # relevant, and judged at all (N: judged - R)
+            bits.append((b, judged_bit, judged_bit))
+        else:
+            bits.append((b, zero if zero >= 0 else b,
+                         judged_bit if kind.code == KC.M_INFAP else b))
         params.append(tuple(m.values))
     return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits),
                   tuple(params))
@@ -947,7 +1034,8 @@ def flags_of(lay: Layout, labels, judged=None):
 
 def count_relevant(lay: Layout, offsets, labels):
     """(n_queries, n_bits) int64: R of each query at each threshold, from the labels
-    of its judged documents (CSR ``offsets``)."""
+    of its judged documents (CSR ``offsets``), and at the judged bit the number of
+    judged documents."""
     import numpy as np
 
     n_q = len(offsets) - 1
@@ -955,4 +1043,6 @@ def count_relevant(lay: Layout, offsets, labels):
     for b, r in enumerate(lay.rels):
         c = np.concatenate(([0], np.cumsum(labels >= r, dtype=np.int64)))
         out[:, b] = c[offsets[1:]] - c[offsets[:-1]]
+    if lay.judged_bit >= 0:
+        out[:, lay.judged_bit] = np.diff(offsets)
     return out

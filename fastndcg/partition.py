@@ -12,6 +12,7 @@ the neighbouring partitions).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -21,6 +22,7 @@ import pyarrow as pa
 from . import _core as C
 from . import _validate as V
 from . import _kernels as K
+from . import foreign
 from . import measures as M
 from ._arrow import from_numpy, numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
@@ -57,6 +59,13 @@ class Options:
     others: tuple = ()         # the measures besides NDCG (fastndcg.measures.Measure)
     rel: int = 1               # their relevance threshold, unless they name one
     layout: Any = None         # how they reach the kernels (fastndcg.measures.Layout)
+    in_order: bool = False     # ties="ranx": the rows of each query are in ranx's order
+    #                            already (a ranx Run), so they are not sorted again
+
+
+# tie rules that put each query's rows in an order first ("stable" then ranks them):
+# "trec" by document id descending, "ranx" as Numba's argsort of the negated scores
+ORDERED = ("trec", "ranx")
 
 
 OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
@@ -65,6 +74,15 @@ OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", 
 
 
 MAX_BATCH_ROWS = 1 << 31  # rows a batch may hold (Arrow's reader takes an int64)
+
+
+def read_as(opts: Options, source) -> Options:
+    """``opts`` for reading ``source``: a ranx ``Run`` holds each query's rows in ranx's
+    ranking already, so ``ties="ranx"`` takes them in that order (as ranx's evaluate
+    does) rather than sorting them again."""
+    if opts.ties == "ranx" and foreign.ranked(source) == "ranx":
+        return dataclasses.replace(opts, in_order=True)
+    return opts
 
 
 def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
@@ -82,7 +100,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
         if k is not DEFAULT_K:
             raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
                              f"{measure!r}, not both; name NDCG in measure, e.g. 'nDCG@10'")
-        parsed = M.parse(measure, default_rel)
+        parsed = M.parse(measure, default_rel, ranx=preset == "ranx")
         k, implied, others = parsed.ndcg, parsed.gain, parsed.others
         if implied is not None:
             if gain is not None and not C.same_gain(gain, implied):
@@ -101,9 +119,9 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     zero_idcg, nan_scores, negative_labels = sem["zero_idcg"], sem["nan_scores"], sem["negative_labels"]
     cutoffs = C.parse_cutoffs(k)[0] if (k or not others) else []
     gain_spec = C.parse_gain(gain)
-    ties = C.check_choice("ties", ties, (*C.TIES, "trec"))
+    ties = C.check_choice("ties", ties, (*C.TIES, *ORDERED))
     M.check_ties(others, ties, default_rel)
-    tmode = K.STABLE if ties == "trec" else C.TIES[ties]  # rows are put in trec order
+    tmode = K.STABLE if ties in ORDERED else C.TIES[ties]  # rows are put in that order
     base = C.parse_log_base(log_base)
     C.check_choice("zero_idcg", zero_idcg, C.ZERO_IDCG)
     C.check_choice("nan_scores", nan_scores, C.NAN_SCORES)
@@ -287,9 +305,11 @@ class Scorer:
             if grades is not None:
                 flags = M.flags_of(lay, grades[0], grades[1])
             info_override = self.qrels.info
-        if opts.ties == "trec":
-            # rows in docno-descending order within each query: "input order wins" on
-            # tied scores is then trec_eval's tie-break (opts.tmode is STABLE)
+        if opts.ties == "ranx" and not opts.in_order:
+            order = K.argsort_order(chunk.offsets, scores.astype(np.float64))
+        if order is not None:
+            # rows in docno-descending (trec) or ranx's order within each query: "input
+            # order wins" on tied scores is then that rule's tie-break (tmode is STABLE)
             scores, labels = scores[order], labels[order]
             flags = None if flags is None else flags[order]
         batch = NamedBatch(chunk.offsets, scores, labels, ids=Names(chunk.ids))
@@ -340,6 +360,8 @@ class Scorer:
         ok = judged_q >= 0
         for b, r in enumerate(lay.rels):
             out[ok, b] = self.qrels.relevant_counts(r)[judged_q[ok]]
+        if lay.judged_bit >= 0:  # the judged documents of the query
+            out[ok, lay.judged_bit] = np.diff(self.qrels.offsets)[judged_q[ok]]
         return out
 
     def _explain(self, chunk: Chunk, scores, labels, dcg, idcg, ideal, order) -> dict:
@@ -361,7 +383,7 @@ class Scorer:
             out["n_judged"] = np.diff(ioff).astype(np.int64)
         if "judged" in opts.explain:
             judged_rows = self.qrels.judged_rows(chunk, opts.query, opts.doc)
-            if opts.ties == "trec":  # the rows were put in trec order above
+            if order is not None:  # the rows were put in the rule's order above
                 judged_rows = judged_rows[order]
             fractions = _top_fraction(chunk.offsets, scores, judged_rows, labels, opts)
             for i, c in enumerate(opts.cutoffs):

@@ -15,6 +15,7 @@ sklearn    linear average (tie-aware)   the list    0        error    as given
 lightgbm   exp2   stable (input order)  the list    1        error    as given
 xgboost    exp2   stable (input order)  the list    1        error    float32
 xgboost-   exp2   stable (input order)  the list    0        error    float32
+ranx       linear ranx (see below)      all judged  0        as 0     float64
 ========== ====== ===================== =========== ======== ======== ========
 
 ``trec_eval`` is trec_eval 10.x; ``pytrec_eval`` is pytrec_eval, trec_eval 9.x
@@ -25,6 +26,22 @@ predictions as float32, and its ``ndcg`` without ``@k`` stops at rank 32 (its
 default cutoff since 2.0), so ask for ``k=32`` to reproduce it on longer lists. "IDCG from all
 judged" needs qrels (``evaluate(..., qrels=)``); with a log of labels it is the
 list.
+
+``ranx`` is ranx's ``evaluate`` (0.3): it ranks each query with Numba's
+``np.argsort`` of the negated scores, a quicksort that is not stable, so the
+order of tied scores depends on the order the rows come in. ``ties="ranx"``
+reproduces it: the rows of each query, in the order they are read (a run file's
+lines, a table's rows, a dict's items), are sorted exactly so. A ``ranx.Run``
+given as the source holds its rows ranked already, and they are read in that
+order, as ranx's ``evaluate`` reads them (``make_comparable=True`` sorts a Run
+again, which can reorder tied scores once more). What it means: two runs holding
+the same scores in a different order can score differently, in ranx and here
+alike; a run without tied scores scores the same under every rule. With
+``preset="ranx"`` measures are read by ranx's names first (``bpref`` is then
+ranx's bpref, ``recall`` the whole list's; see :func:`fastndcg.measures.parse`).
+``ndcg_burges@k`` asks for 2**label - 1 gains. ranx refuses a run whose queries
+are not the qrels' unless told ``make_comparable=True``, which then scores the
+missing queries 0: ``complete=True`` here does the same.
 
 Options given explicitly next to a preset override it (``preset="trec_eval",
 gain="exp2"`` is trec_eval's rules with exponential gain). A combination the
@@ -83,6 +100,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
            {**_XGB, "zero_idcg": "one"}, "the list", False, False),
     Preset("xgboost-", "XGBoost eval_metric ndcg@k- (queries without relevant items score 0)",
            {**_XGB, "zero_idcg": "zero"}, "the list", False, False),
+    Preset("ranx", "ranx evaluate (ndcg@k, map@k, mrr@k, ...; ties as its Run ranks them)",
+           {**_TREC, "ties": "ranx", "score_precision": "float64"}, "all judged documents",
+           True, False),
 ]}
 
 
@@ -97,6 +117,12 @@ def resolve(preset: str | None, context: str, **given) -> dict:
             raise ValueError(f"preset must be one of {names}; got {preset!r}")
         p = PRESETS[preset]
         ties = given.get("ties")  # not yet validated: compare only a str with "trec"
+        if context == "arrays" and preset == "ranx" and (
+                ties is None or (isinstance(ties, str) and ties == "ranx")):
+            raise ValueError(
+                "preset='ranx' orders each query as ranx's Run does, which fastndcg.evaluate "
+                "reads; use fastndcg.evaluate(run, qrels=..., preset='ranx'), or give ties= "
+                "to choose another rule here")
         if context == "arrays" and p.needs_doc_ids and (
                 ties is None or (isinstance(ties, str) and ties == "trec")):
             raise ValueError(

@@ -372,11 +372,12 @@ BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
                    "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
                    "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
                    "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
-                   "rbp_bin", "rbp_residual", "num_q")
+                   "rbp_bin", "rbp_residual", "num_q", "f1", "bpref_ranx")
 _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
            "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
            "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
-           "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q")
+           "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q",
+           "bpref_ranx")
 # measures whose ties="average" is refused (no exact expectation is computed)
 NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg", "err")
 # measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
@@ -689,7 +690,12 @@ def bpref_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
         n_non = int(n_nonrel)
     if q.R == 0:
         return 0.0
+    return _bpref_sum(q, nonrel, n_non) / q.R
 
+
+def _bpref_sum(q, nonrel, n_non) -> float:
+    """bpref's terms summed over the relevant items of ``q``, ``nonrel`` flagging the
+    judged non-relevant ones (N = ``n_non``)."""
     def term(above):
         return 1.0 if above == 0 else 1.0 - min(above, q.R) / min(n_non, q.R)
 
@@ -701,14 +707,68 @@ def bpref_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
                 total += term(above)
             elif nonrel[i]:
                 above += 1
-        return total / q.R
+        return total
     for group in q.groups:
         r = sum(1 for i in group if q.relevant[i])
         c = sum(1 for i in group if nonrel[i])
         if r:
             total += r * math.fsum(term(above + x) for x in range(c + 1)) / (c + 1)
         above += c
-    return total / q.R
+    return total
+
+
+def bpref_ranx_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
+                     doc_ids=None, nan_scores="error", n_judged=None) -> float:
+    """ranx's bpref (``bpref`` in ranx): bpref's terms (:func:`bpref_query`), where a
+    judged item with a label below ``rel`` is non-relevant, a negative label too
+    (trec_eval counts those as neither). N, the judged non-relevant documents, is
+    ``n_judged`` (qrels mode: the query's judged documents) minus R, or those of
+    the list. ranx computes each term as 1 - min(n, R) / min(N, R), so with N = 0
+    a retrieved relevant item makes the query NaN (0 / 0); 0 when R is 0 or no
+    relevant item is retrieved.
+
+    >>> from fastndcg import reference
+    >>> reference.bpref_ranx_query([0.9, 0.8, 0.7], [-1, 1, 0])  # 1 - 1/1, over R = 1
+    0.0
+    >>> reference.bpref_ranx_query([0.9, 0.8], [1, 2])
+    nan
+    """
+    q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    grades = [_clean_label(r, "keep") for r in labels]
+    nonrel = [q.judged[i] and grades[i] < rel for i in range(q.n)]
+    n_non = sum(nonrel)
+    if n_judged is not None:
+        if int(n_judged) != n_judged or n_judged - q.R < n_non:
+            raise ValueError(f"n_judged={n_judged!r} is smaller than the {n_non + q.R} judged "
+                             "items of the list (or not an integer)")
+        n_non = int(n_judged) - q.R
+    if q.R == 0:
+        return 0.0
+    if n_non == 0:
+        return math.nan if q.n_rel_ret else 0.0
+    return _bpref_sum(q, nonrel, n_non) / q.R
+
+
+def f1_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
+             doc_ids=None, nan_scores="error") -> float:
+    """ranx's f1@k: 2 P R / (P + R) of P@k (relevant items in the top k over k; with
+    ``k=None`` over n, 0 for an empty list) and R@k (over R); 0 when R is 0 or
+    nothing relevant is in the top k. It equals 2 x hits / (k + R), so with
+    ties="average" the expected hits give the expected value.
+
+    >>> from fastndcg import reference
+    >>> round(reference.f1_query([0.9, 0.8, 0.7], [1, 0, 2], k=2, n_rel=3), 6)
+    0.4
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    d = q.n if k is None else k
+    if not q.R or not d:
+        return 0.0
+    hits = q.hits(q.relevant, q.cut)
+    p, r = hits / d, hits / q.R
+    if p + r == 0:
+        return 0.0
+    return 2 * ((p * r) / (p + r))
 
 
 def num_nonrel_judged_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
@@ -1254,7 +1314,7 @@ _MEASURE_QUERY = {
     "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
     "rbp": rbp_query, "g": g_query, "ndcg_rel": ndcg_rel_query, "rndcg": rndcg_query,
     "err": err_query, "rbp_bin": rbp_bin_query, "rbp_residual": rbp_residual_query,
-    "num_q": num_q_query,
+    "num_q": num_q_query, "f1": f1_query, "bpref_ranx": bpref_ranx_query,
 }
 
 

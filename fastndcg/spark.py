@@ -39,10 +39,11 @@ Parquet part it wrote), one small row; the driver merges them exactly as the Das
 path does. A task that dies is retried by Spark: its result replaces nothing, as a
 partition's result is only read once the task succeeded.
 
-Ties: ``ties="average"`` (the default) and the presets' rules need no order, but
-``ties="stable"`` means "in input order", which Spark does not keep across
-shuffles: on the shuffle path give ``order=`` (a column whose ascending order is
-the input order, e.g. the original rank or position), or choose another rule.
+Ties: ``ties="average"`` (the default) and ``"trec"`` need no order. ``ties="stable"``
+ranks tied scores in input order and ``ties="ranx"`` (``preset="ranx"``) sorts the
+input order as ranx does, and Spark keeps no input order across shuffles: on the
+shuffle path give ``order=`` (a column whose ascending order is the input order,
+e.g. the original rank or position), or choose another rule.
 
 Qrels mode: judgments as a TREC or Parquet path, a pyarrow Table, or a Spark
 DataFrame (collected to the driver), read once and broadcast to the executors;
@@ -76,6 +77,8 @@ from .qrels import Qrels, load_qrels
 from .report import Output, PartWriter, Report, result_schema
 
 __all__ = ["evaluate", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
+
+_INPUT_ORDER = ("stable", "ranx")  # tie rules that read the order rows come in
 
 COALESCE_ROWS = 1 << 16
 """On the shuffle path, Spark's Arrow batches (10,000 rows by default) are joined
@@ -370,11 +373,12 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
     spark = _session(spark)
     read = order is None and _is_path(source)
-    if opts.ties == "stable" and order is None and not read:
-        raise ValueError("ties='stable' ranks tied scores in input order, which Spark does not "
-                         "keep across shuffles: give order= (a column whose ascending order "
-                         "is the input order, e.g. the original rank), or use ties='average'; "
-                         "a Parquet path sorted by query is read in file order and needs none")
+    if opts.ties in _INPUT_ORDER and order is None and not read:
+        raise ValueError(f"ties={opts.ties!r} ranks tied scores by their input order, which "
+                         f"Spark does not keep across shuffles: give order= (a column whose "
+                         f"ascending order is the input order, e.g. the original rank), or use "
+                         f"ties='average'; a Parquet path sorted by query is read in file order "
+                         f"and needs none")
     if read:
         text = V.input_path(source, "source")
         inputs = io.input_paths(text)
@@ -389,9 +393,9 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
         if read:
             report = _read(spark, text, roles, opts, judged, output, partitions, batch_rows)
             if report is None:  # not sorted by query: shuffle it
-                if opts.ties == "stable":
+                if opts.ties in _INPUT_ORDER:
                     raise ValueError(f"the log {V.shown(text)} is not sorted by query, so Spark "
-                                     f"must shuffle it, and ties='stable' (input order) then "
+                                     f"must shuffle it, and ties={opts.ties!r} (by input order) then "
                                      f"needs order= (a column whose ascending order is the input "
                                      f"order); or sort the files by query, or use "
                                      f"ties='average'")

@@ -167,7 +167,7 @@ def _qrels_mode(int_ids: bool) -> Callable[[], None]:
 
     def run():
         run_t, qrels_t, _ = _tables(int_ids)
-        for ties in ("trec", "average"):
+        for ties in ("trec", "average", "ranx"):  # ranx: its argsort order
             evaluate(run_t, qrels=qrels_t, ties=ties,
                      measure=["ndcg_cut_10", "map", "judged@10", "rbp"], per_query=False)
     return run

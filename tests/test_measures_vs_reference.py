@@ -21,9 +21,10 @@ from strategies import DTYPES, NEGATIVE_LABELS, as_arrays, batches, integral_sco
 SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
-CUT_KINDS = ["ap", "rr", "p", "r", "success", "relative_p"]  # take a cutoff
+CUT_KINDS = ["ap", "rr", "p", "r", "success", "relative_p", "f1"]  # take a cutoff
 WHOLE_KINDS = ["num_q", "rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p",
-               "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret"]
+               "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
+               "bpref_ranx", "f1"]
 
 
 # measures with number parameters: (kind, params as named, the reference's keywords)
@@ -67,13 +68,14 @@ def _names(cutoffs, rel, ties="average"):
     names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet", "NumQ",
              f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
              f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
-             f"num_nonrel_judged_ret(rel={rel})"]
+             f"num_nonrel_judged_ret(rel={rel})", f"bpref_ranx(rel={rel})", f"f1(rel={rel})"]
     names += [f"{k}(rel={rel})" if REGISTRY[k].binary else k for k in _plain_new(ties)]
     names += [f"{k}({p},rel={rel})" if REGISTRY[k].binary else f"{k}({p})"
               for k, p, _ in _param_measures(ties)]
     for c in cutoffs:
         names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
-                  f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}", f"relative_p@{c}(rel={rel})"]
+                  f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}", f"relative_p@{c}(rel={rel})",
+                  f"f1@{c}(rel={rel})"]
         names += [f"ERR@{c}"] if _offered("err", ties) else []
     return names
 
@@ -182,6 +184,8 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
         n_nonrel = sum(0 <= g < rel for g in grades.values())
         for kind, c, params, kw in checks:
             extra = {"n_nonrel": n_nonrel} if kind in ("bpref", "gm_bpref") else {}
+            if kind == "bpref_ranx":  # ranx's N: every judged document not relevant
+                extra = {"n_judged": len(grades)}
             if kind in GRADED:  # gains: the labels, negative ones zeroed; the ideal: every
                 extra = {"ideal_labels": list(grades.values()),  # judgment of the query
                          "negative_labels": "zero"}

@@ -32,7 +32,7 @@ _WHERE = {
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
-    "run_starts_int64": "runs",
+    "run_starts_int64": "runs", "argsort_order": "rank",
     "bootstrap_means": "resample", "signflip_means": "resample", "signflip_exact": "resample",
     "sign_table": "resample",
 }

@@ -47,6 +47,8 @@ M_INFAP = 25
 M_RBP_BIN = 26
 M_RBP_RESIDUAL = 27
 M_NUM_Q = 28
+M_F1 = 29
+M_BPREF_RANX = 30
 # graded measures (read each query's gains in rank order and its ideal gains): codes from
 # GRADED_FIRST on, scored by graded_chunk, not by the flagged groups
 GRADED_FIRST = 64

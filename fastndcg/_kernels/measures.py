@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF, M_ERR, M_G, M_INFAP,
+from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF,
+                    M_BPREF_RANX, M_ERR, M_F1, M_G, M_INFAP,
                     M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_Q, M_NUM_REL,
                     M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
                     M_RBP_RESIDUAL, M_REL_P, M_RNDCG, M_RPREC, M_RPREC_MULT, M_RR, M_SET_F,
@@ -621,6 +622,12 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
                                         ecnt)
     if code == M_BING:
         return bing_sum(b, tmode, n_e, estart, esize, ecnt) / n_rel if n_rel > 0 else 0.0
+    if code == M_BPREF_RANX:  # b2: judged at all (a negative label too), so N = n_rel2 - R
+        if n_rel <= 0:
+            return 0.0
+        if n_rel2 == n_rel:  # no judged non-relevant document: ranx's terms are 0 / 0
+            return np.nan if count_top(n, b, tmode, n_e, estart, esize, ecnt) > 0 else 0.0
+        return bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
     if code == M_INFAP:  # b2: judged with a label >= 0, b3: judged at all
         return infap_sum(b, b2, b3, n_e, estart, ecnt) / n_rel if n_rel > 0 else 0.0
     if code == M_IPREC or code == M_11PT_AVG:  # 11pt_avg: summed from recall 1.0 down, as
@@ -639,7 +646,7 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
         depth = t      # ("optimistic") puts the judged members of a tie group last
         mode = PESSIMISTIC if tmode == OPTIMISTIC else OPTIMISTIC if tmode == PESSIMISTIC \
             else tmode
-    elif code == M_REL_P:
+    elif code == M_REL_P or code == M_F1:
         depth = t
     elif code == M_RPREC_MULT:  # trec_eval's rank: (long) (mult * R + 0.9)
         cut = np.int64(mparam[j, 0] * n_rel + 0.9)
@@ -657,6 +664,15 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
         return found / min(k, n_rel)
     if code == M_RPREC_MULT:
         return found / cut if cut > 0 else 0.0
+    if code == M_F1:  # ranx's f1: P@k (over k, or n for the whole list) and R@k, their
+        d = n if k < 0 else k  # harmonic mean as ranx writes it
+        if d == 0:
+            return 0.0
+        p = found / d
+        r = found / n_rel
+        if p + r == 0:
+            return 0.0
+        return 2 * ((p * r) / (p + r))
     if code == M_SET_F:
         if found == 0:
             return 0.0

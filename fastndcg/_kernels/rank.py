@@ -433,3 +433,23 @@ def flagged_groups(lo, n, scores, flags, nb, tmode, uval, mult, gsz, btw, fill, 
             esize[g] = gsz[g]
         above += gsz[g]
     return f if stable else n_groups
+
+
+@kernel()
+def argsort_order(offsets, scores):
+    """ties="ranx": the rows of each query (CSR ``offsets``, float64 ``scores``) in
+    the order Numba's ``np.argsort`` of the negated scores puts them: its quicksort,
+    which is not stable, so the order of tied rows depends on their input order. ranx
+    ranks each query of a ``Run`` so. A permutation of the rows 0:offsets[-1]."""
+    n_q = len(offsets) - 1
+    out = np.empty(offsets[n_q], np.int64)
+    for q in range(n_q):
+        lo = offsets[q]
+        m = offsets[q + 1] - lo
+        neg = np.empty(m, np.float64)
+        for i in range(m):
+            neg[i] = -scores[lo + i]
+        idx = np.argsort(neg)
+        for i in range(m):
+            out[lo + i] = lo + idx[i]
+    return out
