@@ -372,7 +372,7 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     """
     from . import measures as M
 
-    parsed = M.parse(measure, rel)
+    parsed = M.parse(measure, rel, ranx=preset == "ranx")
     if gain is not None and parsed.gain is not None and not C.same_gain(gain, parsed.gain):
         raise ValueError(f"measure {measure!r} means gain={parsed.gain!r}, but gain={gain!r} "
                          f"was given; drop one of them")
@@ -391,7 +391,7 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     batch, cutoffs, _, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, k, options)
     cutoffs = parsed.ndcg
-    lay = M.layout(parsed.others, parsed.rel)
+    lay = M.layout(parsed.others, parsed.rel, trec9=preset == "pytrec_eval")
     raw = batch.raw
     flags = M.flags_of(lay, raw)
     n_rel = M.count_relevant(lay, batch.offsets, raw)

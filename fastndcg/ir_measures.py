@@ -12,11 +12,15 @@ ir_measures' default pipeline would have asked (ignoring this one) and
 reproduces its rules, ties included:
 
 * **pytrec_eval** (nDCG with ``dcg="log2"`` and ``gains=``, AP, RR, P, R,
-  Success, Rprec, Bpref, NumRet, NumQ, NumRel, SetP, SetR, SetF, SetAP, infAP):
-  trec_eval's measures on scores rounded to 32-bit floats, ties broken by
-  document id descending (``preset="pytrec_eval"``); an nDCG ``gains=`` table
-  maps each judgment (a label missing from it keeps its value), as
-  pytrec_eval's provider does;
+  Success, Rprec, Bpref, NumRet, NumQ, NumRel, SetP, SetR, SetF, SetAP, infAP,
+  IPrec, and ``judged_only=True`` wherever ir_measures takes it):
+  trec_eval 9's measures on scores rounded to 32-bit floats, ties broken by
+  document id descending (``preset="pytrec_eval"``, whose IPrec reads trec_eval
+  9's relevant item, int(recall x R + 0.9)); an nDCG ``gains=`` table maps each
+  judgment (a label missing from it keeps its value), as pytrec_eval's provider
+  does; ``judged_only=True`` (trec_eval's ``-J``) scores the run cut to its
+  documents judged with a label >= 0, a run query left with none on an empty
+  ranking;
 * **msmarco** (``RR@k``) and **judged** (``Judged@k``): scores as doubles, ties
   broken by document id ascending;
 * **gdeval** (``ERR@k``, ``nDCG(dcg="exp-log2")@k``): scores as doubles, ties
@@ -29,10 +33,8 @@ reproduces its rules, ties included:
   ``2024-127266`` as ``127266`` (and 0 under its own id); fastndcg reports it
   under its id.
 
-Every other measure is left to the providers that follow: ``judged_only=True``
-(trec_eval's ``-J``), ``IPrec`` (pytrec_eval's values differ from
-those of the trec_eval 10 fastndcg follows), cwl_eval's RBP, the intent-aware
-measures. As in ir_measures, a judged query missing from the run gets each
+Every other measure is left to the providers that follow: cwl_eval's RBP, the
+intent-aware measures, ir_measures' accuracy and compat measures. As in ir_measures, a judged query missing from the run gets each
 measure's ``DEFAULT`` (0), and the aggregates are ir_measures' aggregators over
 the per-query values.
 
@@ -103,13 +105,15 @@ def _answering(measure) -> str | None:
     return unavailable
 
 
-def _reading(measure) -> tuple[str, tuple | None] | None:
+def _reading(measure) -> tuple[str, tuple | None, bool] | None:
     """fastndcg's reading of an ir_measures measure: (measure name, the gains
-    table of an nDCG that has one), or None where fastndcg has none."""
+    table of an nDCG that has one, whether it ranks the judged documents only), or
+    None where fastndcg has none."""
     params = getattr(measure, "params", {})
-    if params.get("judged_only") is True or measure.NAME == "IPrec":
-        # IPrec: pytrec_eval's values differ from trec_eval 10's
-        return None
+    judged_only = params.get("judged_only") is True
+    if judged_only:  # trec_eval's -J: the measure of the run cut to its judged documents
+        measure = measure(judged_only=False)
+        params = measure.params
     gains = None
     text = str(measure)
     if measure.NAME == "NumRet" and isinstance(params.get("rel"), int):
@@ -129,7 +133,7 @@ def _reading(measure) -> tuple[str, tuple | None] | None:
         return None
     if len(parsed.ndcg) + len(parsed.others) != 1:
         return None
-    return text, gains
+    return text, gains, judged_only
 
 
 class FastndcgProvider(providers.Provider):
@@ -179,6 +183,20 @@ def _doc_ascending(run: pa.Table) -> pa.Table:
     return run.take(order)
 
 
+def _judged_only(run: pa.Table, qrels: pa.Table) -> pa.Table:
+    """The rows of ``run`` whose document is judged with a label >= 0 for its query,
+    in the run's order."""
+    judged = qrels.filter(pc.greater_equal(qrels.column("label"), 0))
+
+    def keys(table: pa.Table, **extra) -> pa.Table:  # ids as text: run and qrels may differ
+        return pa.table({"q": pc.cast(table.column("query_id"), pa.large_string()),
+                         "d": pc.cast(table.column("doc_id"), pa.large_string()), **extra})
+
+    rows = keys(run, i=pa.array(np.arange(run.num_rows))).join(
+        keys(judged), ["q", "d"], join_type="left semi").column("i")
+    return run.take(pa.array(np.sort(np.asarray(rows, np.int64))))
+
+
 def _mapped(qrels: pa.Table, gains: tuple) -> pa.Table:
     """The judgments with each label mapped through ``gains`` ((label, gain) pairs; a
     label missing from them keeps its value)."""
@@ -220,12 +238,12 @@ class FastndcgEvaluator(providers.Evaluator):
         groups: dict = {}
         for m in measures:
             rules = _RULES[_answering(m)]
-            name, gains = _reading(m)
+            name, gains, judged_only = _reading(m)
             parsed = M.parse(name)
-            key = (tuple(sorted(rules.items())), gains, parsed.gain)
+            key = (tuple(sorted(rules.items())), gains, parsed.gain, judged_only)
             if key not in groups:
-                groups[key] = (dict(rules), qrels if gains is None else _mapped(qrels, gains),
-                               [])
+                options = dict(rules, judged_only=judged_only)
+                groups[key] = (options, qrels if gains is None else _mapped(qrels, gains), [])
             groups[key][2].append((m, name, parsed.columns[0]))
         self.groups = list(groups.values())
 
@@ -240,9 +258,19 @@ class FastndcgEvaluator(providers.Evaluator):
             source = table
             if options.pop("order", None) == "doc_ascending":
                 source = _doc_ascending(table)
+            if options.pop("judged_only"):
+                # pytrec_eval's judged_docs_only_flag (trec_eval -J): the documents judged
+                # with a label >= 0; a run query left with none is scored on an empty
+                # ranking, and only the run's queries are reported
+                source, options["complete"] = _judged_only(source, qrels), True
             report = evaluate(source, qrels=qrels, measure=[name for _, name, _ in group],
                               **options)
             per_query = report.per_query
+            if options.get("complete"):
+                present = pc.is_in(per_query.column("query_id"),
+                                   value_set=pc.unique(table.column("query_id")).cast(
+                                       per_query.column("query_id").type))
+                per_query = per_query.filter(present)
             qids = per_query.column("query_id").to_pylist()
             for m, _, column in group:
                 values = np.asarray(per_query.column(column), np.float64).tolist()

@@ -978,8 +978,15 @@ def check_ties(others: list, ties: str, rel: int = 1) -> None:
                 f"order) or 'stable' (input order)")
 
 
-def layout(others: list, rel: int) -> Layout:
-    """The :class:`Layout` of ``others`` (Measure) with default threshold ``rel``."""
+# trec_eval 9's (pytrec_eval's) variants of trec_eval 10's measures (``layout(trec9=True)``)
+_TREC9 = {KC.M_IPREC: KC.M_IPREC_TE9, KC.M_11PT_AVG: KC.M_11PT_AVG_TE9}
+
+
+def layout(others: list, rel: int, trec9: bool = False) -> Layout:
+    """The :class:`Layout` of ``others`` (Measure) with default threshold ``rel``.
+    ``trec9``: as trec_eval 9 (pytrec_eval) computes them, where it differs from
+    trec_eval 10: ``iprec`` and ``11pt_avg`` read the relevant item int(recall x R +
+    0.9), not round(recall x R)."""
     rels: list = []
     codes, cutoffs, bits, params = [], [], [], []
     judged = any((REGISTRY[m.kind].judgments and REGISTRY[m.kind].code != KC.M_UNJ)
@@ -999,7 +1006,7 @@ def layout(others: list, rel: int) -> Layout:
     for m in others:
         kind = REGISTRY[m.kind]
         r = m.rel if m.rel is not None else rel
-        codes.append(kind.code)
+        codes.append(_TREC9.get(kind.code, kind.code) if trec9 else kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
         zero = rels.index(0) if kind.code in _READS_ZERO + (KC.M_INFAP,) else -1
         b = (zero if kind.code in _ONLY_ZERO

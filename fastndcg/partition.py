@@ -169,7 +169,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
                    negative_labels, query, doc, score, label, complete, qrels is not None,
                    sem["score_precision"], preset, weight, explain, tuple(others), default_rel,
-                   M.layout(others, default_rel))
+                   M.layout(others, default_rel, trec9=preset == "pytrec_eval"))
     return opts, roles
 
 

@@ -20,7 +20,10 @@ ranx       linear ranx (see below)      all judged  0        as 0     float64
 
 ``trec_eval`` is trec_eval 10.x; ``pytrec_eval`` is pytrec_eval, trec_eval 9.x
 and ir_measures' default provider, which round scores to 32-bit floats before
-ranking (so scores that differ only beyond float32 precision tie). ``xgboost``
+ranking (so scores that differ only beyond float32 precision tie); their
+``iprec_at_recall`` and ``11pt_avg`` read the relevant item int(recall x R + 0.9),
+where trec_eval 10 reads round(recall x R), and ``preset="pytrec_eval"`` does as they
+do. ``xgboost``
 is XGBoost's ``ndcg`` metric, ``xgboost-`` its ``ndcg-`` variant; XGBoost keeps
 predictions as float32, and its ``ndcg`` without ``@k`` stops at rank 32 (its
 default cutoff since 2.0), so ask for ``k=32`` to reproduce it on longer lists. "IDCG from all

@@ -904,13 +904,21 @@ def _iprec_at(q, c: int) -> float:
     return best
 
 
+def _iprec_rank(recall: float, n_rel: int, trec9: bool) -> int:
+    """Which relevant item recall level ``recall`` reads: trec_eval 10 rounds
+    recall x R (halves up); trec_eval 9 (pytrec_eval) truncates recall x R + 0.9."""
+    return int(recall * n_rel + 0.9) if trec9 else _lround(recall * n_rel)
+
+
 def iprec_query(scores, labels, *, recall=0.0, rel=1, ties="average", n_rel=None,
-                judged=None, doc_ids=None, nan_scores="error") -> float:
+                judged=None, doc_ids=None, nan_scores="error", trec9=False) -> float:
     """iprec_at_recall (trec_eval ``iprec_at_recall_X``, ir_measures ``IPrec@X``):
     interpolated precision at recall level X: with c = round(X x R) (halves up, as
     trec_eval's lround), the largest precision at the rank of the c-th relevant
     item or any rank below it; 0 when fewer than c relevant items are retrieved.
-    The strict tie rules only: ties="average" is refused.
+    ``trec9=True``: as trec_eval 9 and pytrec_eval, c = int(X x R + 0.9), computed in
+    floating point (so 0.7 x 43 + 0.9 reads item 30). The strict tie rules only:
+    ties="average" is refused.
 
     >>> from fastndcg import reference
     >>> reference.iprec_query([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 1], recall=0.5, ties="stable")
@@ -918,13 +926,13 @@ def iprec_query(scores, labels, *, recall=0.0, rel=1, ties="average", n_rel=None
     """
     q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
     _refuse_average(q, "iprec")
-    return _iprec_at(q, _lround(recall * q.R)) if q.R else 0.0
+    return _iprec_at(q, _iprec_rank(recall, q.R, trec9)) if q.R else 0.0
 
 
 def iprec_11pt_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
-                     doc_ids=None, nan_scores="error") -> float:
+                     doc_ids=None, nan_scores="error", trec9=False) -> float:
     """11pt_avg (trec_eval): the mean of iprec at recall 0.0, 0.1, ..., 1.0 (see
-    :func:`iprec_query`). The strict tie rules only.
+    :func:`iprec_query`, also for ``trec9``). The strict tie rules only.
 
     >>> from fastndcg import reference
     >>> round(reference.iprec_11pt_query([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 1], ties="stable"), 4)
@@ -934,7 +942,8 @@ def iprec_11pt_query(scores, labels, *, rel=1, ties="average", n_rel=None, judge
     _refuse_average(q, "11pt_avg")
     if not q.R:
         return 0.0
-    return math.fsum(_iprec_at(q, _lround(level / 10 * q.R)) for level in range(11)) / 11
+    return math.fsum(_iprec_at(q, _iprec_rank(level / 10, q.R, trec9))
+                     for level in range(11)) / 11
 
 
 def set_f_query(scores, labels, *, beta=1.0, rel=1, ties="average", n_rel=None,

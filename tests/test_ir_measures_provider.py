@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
-from ir_measures import (AP, ERR, RR, SetAP, SetF, SetP, SetR, Bpref, IPrec, Judged,  # noqa: E402
-                         NumQ, NumRel, NumRet, P, R, Rprec, Success, infAP, nDCG)
+from ir_measures import (AP, ERR, RBP, RR, SetAP, SetF, SetP, SetR, Bpref, IPrec,  # noqa: E402
+                         Judged, NumQ, NumRel, NumRet, P, R, Rprec, Success, infAP, nDCG)
 
 import fastndcg  # noqa: E402
 import fastndcg.ir_measures as fim  # noqa: E402
@@ -38,8 +38,17 @@ SUPPORTED = [nDCG, nDCG @ 10, nDCG @ 1000, AP, AP @ 100, AP(rel=2), RR, RR(rel=2
              SetR, SetF, SetF(beta=0.5), SetAP, SetP(relative=True)]
 # gdeval's (ir_measures runs gdeval.pl through Perl; fastndcg needs no Perl)
 GDEVAL = [ERR @ 5, ERR @ 20, nDCG(dcg="exp-log2") @ 10, nDCG(dcg="exp-log2") @ 20]
+# pytrec_eval's judged_only (trec_eval -J) and its IPrec (trec_eval 9's rank of the
+# relevant item), apart: with a judged_only measure in the call, ir_measures' pytrec_eval
+# provider may file plain nDCG, NumRet and NumQ under the judged-only evaluation
+JUDGED_ONLY = [P(judged_only=True) @ 10, nDCG(judged_only=True) @ 10, nDCG(judged_only=True),
+               AP(judged_only=True), RR(judged_only=True), R(judged_only=True) @ 100,
+               Success(judged_only=True) @ 5, Rprec(judged_only=True), SetP(judged_only=True),
+               SetF(judged_only=True), P(rel=2, judged_only=True) @ 5,
+               IPrec(judged_only=True) @ 0.3, IPrec @ 0.0, IPrec @ 0.2, IPrec @ 0.7,
+               IPrec(rel=2) @ 0.5, IPrec @ 1.0]
 # computed by ir_measures' own providers with fastndcg first
-FALL_THROUGH = [IPrec @ 0.2, P(judged_only=True) @ 10]
+FALL_THROUGH = [RBP(rel=1), RBP(rel=2, p=0.5)]
 
 
 def _qrels_path(run: str) -> Path:
@@ -58,7 +67,8 @@ def real(request):
 
 
 def test_every_supported_measure_is_supported():
-    unsupported = [m for m in SUPPORTED + GAINS + GDEVAL if not fim.provider.supports(m)]
+    unsupported = [m for m in SUPPORTED + GAINS + GDEVAL + JUDGED_ONLY
+                   if not fim.provider.supports(m)]
     assert not unsupported
     assert not any(fim.provider.supports(m) for m in FALL_THROUGH)
 
@@ -111,6 +121,22 @@ def test_unsupported_measures_fall_through(real):
         got = _per_query(ir_measures.iter_calc(measures, qrels, run))
     assert got.keys() == want.keys()
     assert all(abs(want[k] - got[k]) <= 1e-12 for k in want)
+
+
+def test_judged_only_and_iprec(real):
+    """pytrec_eval's judged_only (the run cut to its documents judged >= 0; a query
+    left with none scored on an empty ranking) and IPrec, per query and aggregated."""
+    qrels, run = real
+    want = _per_query(ir_measures.iter_calc(JUDGED_ONLY, qrels, run))
+    want_agg = ir_measures.calc_aggregate(JUDGED_ONLY, qrels, run)
+    with fim.used():
+        got = _per_query(ir_measures.iter_calc(JUDGED_ONLY, qrels, run))
+        got_agg = ir_measures.calc_aggregate(JUDGED_ONLY, qrels, run)
+    assert got.keys() == want.keys()
+    bad = {k: (want[k], got[k]) for k in want if not abs(want[k] - got[k]) <= 1e-12}
+    assert not bad, list(bad.items())[:5]
+    assert got_agg.keys() == want_agg.keys()
+    assert all(abs(got_agg[m] - want_agg[m]) <= 1e-12 for m in want_agg)
 
 
 @pytest.mark.parametrize("gains", GAINS, ids=str)

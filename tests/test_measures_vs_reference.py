@@ -248,3 +248,31 @@ def test_bounds_are_refused_where_no_order_gives_them(ties):
     s, r, o = as_arrays(([0.5, 0.1, 0.5], [1, 0, 2], [0, 3]), np.float64, np.int64)
     with pytest.raises(ValueError, match=f"infap' is not offered with ties='{ties}'.*'stable'"):
         fastndcg.measure(s, r, o, measure="infAP", ties=ties)
+
+
+@SETTINGS
+@given(batch=batches(labels=NEGATIVE_LABELS, long_rows=120),
+       ties=st.sampled_from(["stable", "optimistic", "pessimistic"]),
+       levels=st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.33, 0.5, 0.7, 0.9, 1.0]),
+                       min_size=1, max_size=3, unique=True),
+       rel=st.sampled_from([1, 2]))
+def test_trec_eval_9_interpolated_precision_matches_reference(batch, ties, levels, rel):
+    """preset="pytrec_eval": iprec and 11pt_avg read trec_eval 9's relevant item,
+    int(level x R + 0.9), as the reference's trec9=True does (and trec_eval 10's
+    otherwise)."""
+    from fastndcg.measures import column_name
+    s, r, o = as_arrays(batch, np.float64, np.int64)
+    names = [f"iprec(recall={x},rel={rel})" for x in levels] + [f"11pt_avg(rel={rel})"]
+    for preset, trec9 in ((None, False), ("pytrec_eval", True)):
+        out = fastndcg.measure(s, r, o, measure=names, ties=ties, negative_labels="keep",
+                               gain="linear", preset=preset, score_precision="float64")
+        for name, x in zip(names, levels + [None]):
+            want = [reference.iprec_query(s[a:b].tolist(), r[a:b].tolist(), recall=x, rel=rel,
+                                          ties=ties, trec9=trec9) if x is not None else
+                    reference.iprec_11pt_query(s[a:b].tolist(), r[a:b].tolist(), rel=rel,
+                                               ties=ties, trec9=trec9)
+                    for a, b in zip(o[:-1], o[1:])]
+            col = (_param_column("iprec", f"recall={x}", rel) if x is not None
+                   else column_name("11pt_avg", None, rel))
+            np.testing.assert_allclose(out[col], want, rtol=1e-12, atol=1e-12,
+                                       err_msg=f"{col} preset={preset} ties={ties}")

@@ -214,3 +214,36 @@ def test_ir_measures_names_match_ir_measures(run_name):
             if not abs(got[q] - ours[q]) <= TOL:
                 bad.append(f"{name} query {q}: fastndcg {got[q]!r} vs ir_measures {ours[q]!r}")
     assert not bad, f"{run_name}: {len(bad)} differ:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("rel", [1, 2], ids=["rel1", "rel2"])
+@pytest.mark.parametrize("run_name", RUN_NAMES)
+def test_interpolated_precision_matches_pytrec_eval(run_name, rel):
+    """iprec_at_recall (its 11 default levels) and 11pt_avg: trec_eval 9, inside
+    pytrec_eval, reads the relevant item int(level x R + 0.9) where trec_eval 10
+    reads round(level x R); preset="pytrec_eval" reads pytrec_eval's."""
+    run_path, qrels_path = _paths(run_name)
+    run, qrels = _read_run(run_path), _read_qrels(qrels_path)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall", "11pt_avg"},
+                                               relevance_level=rel)
+    expected = evaluator.evaluate(run)
+    report = fastndcg.evaluate(run_path, qrels=qrels_path, preset="pytrec_eval",
+                               measure=["iprec_at_recall", "11pt_avg"],
+                               rel=None if rel == 1 else rel, ties="trec")
+    got = _by_query(report)
+    assert set(got) == set(expected)
+    suffix = "" if rel == 1 else f",rel={rel}"
+    keys = sorted(next(iter(expected.values())))
+    assert len(keys) == 12
+    bad = []
+    for key in keys:
+        if key == "11pt_avg":
+            column = "11pt_avg" + (f"(rel={rel})" if rel != 1 else "")
+        else:
+            level = float(key.rpartition("_")[2])
+            column = f"iprec(recall={level!r}{suffix})"
+        for q in expected:
+            if not abs(got[q][column] - expected[q][key]) <= TOL:
+                bad.append(f"query {q} {key}: fastndcg {got[q][column]!r} vs pytrec_eval "
+                           f"{expected[q][key]!r}")
+    assert not bad, f"{run_name} rel={rel}: {len(bad)} differ:\n" + "\n".join(bad[:20])

@@ -49,6 +49,8 @@ M_RBP_RESIDUAL = 27
 M_NUM_Q = 28
 M_F1 = 29
 M_BPREF_RANX = 30
+M_IPREC_TE9 = 31  # iprec and 11pt_avg with trec_eval 9's rank of the c-th relevant item
+M_11PT_AVG_TE9 = 32  # (pytrec_eval): int(recall x R + 0.9), not round(recall x R)
 # graded measures (read each query's gains in rank order and its ideal gains): codes from
 # GRADED_FIRST on, scored by graded_chunk, not by the flagged groups
 GRADED_FIRST = 64

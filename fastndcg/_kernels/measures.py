@@ -24,7 +24,7 @@ import numpy as np
 
 
 from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF,
-                    M_BPREF_RANX, M_ERR, M_F1, M_G, M_INFAP,
+                    M_11PT_AVG_TE9, M_BPREF_RANX, M_ERR, M_F1, M_G, M_INFAP, M_IPREC_TE9,
                     M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_Q, M_NUM_REL,
                     M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
                     M_RBP_RESIDUAL, M_REL_P, M_RNDCG, M_RPREC, M_RPREC_MULT, M_RR, M_SET_F,
@@ -630,15 +630,20 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
         return bpref_sum(b, b2, tmode, n_rel, n_rel2 - n_rel, n_e, esize, ecnt) / n_rel
     if code == M_INFAP:  # b2: judged with a label >= 0, b3: judged at all
         return infap_sum(b, b2, b3, n_e, estart, ecnt) / n_rel if n_rel > 0 else 0.0
-    if code == M_IPREC or code == M_11PT_AVG:  # 11pt_avg: summed from recall 1.0 down, as
-        if n_rel <= 0:                          # trec_eval adds them
+    if code == M_IPREC or code == M_11PT_AVG or code == M_IPREC_TE9 or code == M_11PT_AVG_TE9:
+        if n_rel <= 0:  # 11pt_avg: summed from recall 1.0 down, as trec_eval adds them
             return 0.0
-        levels = 1 if code == M_IPREC else 11
+        one = code == M_IPREC or code == M_IPREC_TE9
+        levels = 1 if one else 11
         total = 0.0
         for i in range(levels):
-            x = mparam[j, 0] if code == M_IPREC else (10 - i) / 10.0
-            total += iprec(_round_half_up(x * n_rel), b, tmode, n_e, estart, esize, ecnt)
-        return total if code == M_IPREC else total / 11.0
+            x = mparam[j, 0] if one else (10 - i) / 10.0
+            if code == M_IPREC_TE9 or code == M_11PT_AVG_TE9:  # trec_eval 9: truncated
+                c = np.int64(x * n_rel + 0.9)
+            else:
+                c = _round_half_up(x * n_rel)
+            total += iprec(c, b, tmode, n_e, estart, esize, ecnt)
+        return total if one else total / 11.0
     depth = n  # the whole list: utility, set_F
     mode = tmode
     cut = np.int64(0)
