@@ -373,8 +373,12 @@ def _is_glob(path: str) -> bool:
 
 def _named(item: str) -> tuple[str | None, str]:
     """(name, path) of NAME=PATH; (None, item) for a plain path (one that exists, or
-    whose part before '=' could not be a name)."""
+    whose part before '=' could not be a name). ``=PATH`` (an empty name) is a usage
+    error, unless a file of that name exists."""
     name, sep, path = item.partition("=")
+    if sep and not name and path and not os.path.exists(item):
+        raise _UsageError(f"run {item!r}: the name before '=' is empty; write NAME=PATH to name "
+                          f"the run, or give the path alone ({path!r})")
     if not sep or not name or os.path.exists(item) or "/" in name or os.sep in name:
         return None, item
     return name, path

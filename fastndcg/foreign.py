@@ -104,6 +104,33 @@ def _from_tuples(first, rows, roles: dict[str, str], name: str) -> pa.Table:
     return recognise(pa.table(table), roles, f"the {type(first).__name__} records")
 
 
+def _from_ranx(source, roles: dict[str, str], name: str) -> pa.Table:
+    """A ranx ``Run`` or ``Qrels``: its Numba typed dict of dicts walked by a kernel,
+    each query's documents in the order the object holds them (as its ``to_dict``
+    walks them, a hundred times slower)."""
+    from . import _kernels as K
+
+    role = _value_role(roles, name)
+    by_role = {r: n for n, r in roles.items()}
+    held = source.run if _is_ranx(source, "Run") else source.qrels
+    try:
+        sizes, values, q_data, q_off, d_data, d_off = K.nested_columns(held)
+    except Exception:  # a ranx whose objects hold something else: its own walk
+        return _from_dicts(source.to_dict(), roles, name)
+    queries = _utf8(q_data, q_off)
+    take = pa.array(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes))
+    return pa.table({by_role["query"]: queries.take(take), by_role["doc"]: _utf8(d_data, d_off),
+                     by_role[role]: pa.array(values)})
+
+
+def _utf8(data: np.ndarray, offsets: np.ndarray) -> pa.Array:
+    """Arrow strings from UTF-8 ``data`` and int64 ``offsets``, checked."""
+    arr = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets),
+                                           pa.py_buffer(data))
+    arr.validate(full=True)  # ids Python could not encode (lone surrogates) are refused
+    return arr.cast(pa.string()) if len(data) < 1 << 31 else arr
+
+
 def _is_ranx(source, name: str) -> bool:
     kind = type(source)
     return kind.__module__.split(".")[0] == "ranx" and kind.__name__ == name
@@ -122,8 +149,7 @@ def table_of(source, roles: dict[str, str], name: str) -> tuple[pa.Table, str] |
     kind = type(source)
     module = kind.__module__.split(".")[0]
     if _is_ranx(source, "Run") or _is_ranx(source, "Qrels"):
-        # to_dict walks each query's documents in the order the object holds them
-        return _from_dicts(source.to_dict(), roles, name), f"the ranx {kind.__name__}"
+        return _from_ranx(source, roles, name), f"the ranx {kind.__name__}"
     if isinstance(source, dict):
         if not source or not isinstance(next(iter(source.values())), dict):
             return None  # not a dict of dicts: the caller's message lists what can be read

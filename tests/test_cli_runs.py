@@ -272,6 +272,8 @@ RUN_ERRORS = [
      ["'{d}/a/same.run.gz'", "'{d}/b/same.run.gz'", "file name", "NAME=PATH"]),
     ("same-name-given", ["x={r}/cedr-wt_test.wt12.run.gz", "x={r}/cedr-wt_test.wt13.run.gz"], 2,
      ["'x'", "cedr-wt_test.wt13.run.gz", "NAME="]),
+    ("empty-name", ["={r}/cedr-wt_test.wt12.run.gz", "{d}/run.parquet"], 2,
+     ["'={r}/cedr-wt_test.wt12.run.gz'", "the name before '=' is empty", "NAME=PATH"]),
     ("missing-run", ["{r}/cedr-wt_test.wt12.run.gz", "{d}/nope.run"], 2,
      ["'{d}/nope.run'", "does not exist", "check the path"]),
     ("glob-no-match", ["{r}/cedr-wt_test.wt12.run.gz", "{d}/*.nomatch"], 2,

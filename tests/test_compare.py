@@ -700,6 +700,15 @@ def test_cli_formats_and_plot(log_file, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_cli_run_with_an_empty_name():
+    """``=PATH``: the name before '=' is empty (not "the file '=PATH' does not exist")."""
+    qrels, title, desc = map(str, CORE18)
+    out = run_cli("compare", "--qrels", qrels, f"={title}", f"desc={desc}")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1
+    assert "the name before '=' is empty" in out.stderr and repr(title) in out.stderr
+
+
 def test_cli_runs_against_qrels():
     qrels, title, desc = map(str, CORE18)
     out = run_cli("compare", "--qrels", qrels, f"title={title}", f"desc={desc}", "--resamples",

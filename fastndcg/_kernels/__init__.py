@@ -11,6 +11,7 @@
 * :mod:`.runs` -- where runs of equal query ids start;
 * :mod:`.hashing` -- stable hashes of query ids;
 * :mod:`.resample` -- bootstrap and sign-flip resampling for comparisons;
+* :mod:`.nested` -- Numba typed dicts of dicts (ranx's Run and Qrels) as columns;
 * :mod:`.codes` -- the integer mode codes (plain Python).
 
 Importing this package costs nothing: Numba is imported (and cached kernels
@@ -33,6 +34,7 @@ _WHERE = {
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs", "argsort_order": "rank",
+    "nested_columns": "nested",
     "bootstrap_means": "resample", "signflip_means": "resample", "signflip_exact": "resample",
     "sign_table": "resample",
 }
