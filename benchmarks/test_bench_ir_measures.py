@@ -8,6 +8,13 @@ msmarco for RR@10) against the same call after ``fastndcg.ir_measures.use()``.
 Group ``pt-experiment``: ``pt.Experiment`` of three such runs with ``baseline=0``
 and Holm's correction, with and without ``use()``.
 
+Group ``ranx-preset``: ``fastndcg.evaluate(run, qrels=qrels, preset="ranx")`` of
+ranx's ndcg@10, map@100, mrr@10, precision@5 and recall@100 against
+``ranx.evaluate`` of the same ``Run`` and ``Qrels`` objects (built once, untimed:
+what a ranx user holds), and from the dicts of dicts (ranx building its objects,
+fastndcg reading the dicts), on tie-heavy scores (20 values), each query's values
+checked against ranx's; 10,000 queries x 100 documents (quick: 1,000 x 100).
+
 Sizes: full (``FASTNDCG_BENCH_FULL=1``) 10,000 queries x 1,000 documents
 (``FASTNDCG_BENCH_IRM_QUERIES`` sets the queries); quick 200 x 100. Scores have three decimals (ties decided by each provider's rule), 30
 judged documents a query with labels 0-2, 10 of them retrieved. Every answer is
@@ -126,3 +133,52 @@ def test_pt_experiment(benchmark, data, which):
     _data.describe(benchmark, f"pt.Experiment, 3 runs ({which})",
                    "fastndcg" if which == "fastndcg" else "peer", case=f"{n_q}x{n_d}")
     _data.record_rows_per_s(benchmark, 3 * n_q * n_d, n_q)
+
+
+RANX_METRICS = ["ndcg@10", "map@100", "mrr@10", "precision@5", "recall@100"]
+
+
+@pytest.fixture(scope="module")
+def ranx_data():
+    ranx = pytest.importorskip("ranx")
+    n_q, n_d = (1_000, 100) if _data.is_quick() else (10_000, 100)
+    rng = np.random.default_rng(7)
+    run = {f"q{i}": {f"d{j}": float(v) / 4 for j, v in enumerate(rng.integers(0, 20, n_d))}
+           for i in range(n_q)}
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 4)) for j in rng.choice(n_d, 20, False)}
+             for i in range(n_q)}
+    return qrels, run, ranx.Qrels(qrels), ranx.Run(run)
+
+
+@pytest.mark.benchmark(group="ranx-preset")
+@pytest.mark.parametrize("given", ["objects", "dicts"])
+@pytest.mark.parametrize("which", ["ranx", "fastndcg"])
+def test_ranx_preset(benchmark, ranx_data, which, given):
+    """``objects``: the Run and Qrels built beforehand (untimed); ``dicts``: from the
+    dicts of dicts, building them (ranx) or reading the dicts (fastndcg) timed."""
+    import ranx
+
+    import fastndcg
+
+    qrels_d, run_d, qrels, run = ranx_data
+    want = ranx.evaluate(qrels, run, RANX_METRICS, return_mean=False, save_results_in_run=False)
+    if which == "ranx" and given == "objects":
+        def call():
+            return ranx.evaluate(qrels, run, RANX_METRICS, save_results_in_run=False)
+    elif which == "ranx":
+        def call():
+            return ranx.evaluate(ranx.Qrels(qrels_d), ranx.Run(run_d), RANX_METRICS)
+    else:
+        source, judged = (run, qrels) if given == "objects" else (run_d, qrels_d)
+
+        def call():
+            return fastndcg.evaluate(source, qrels=judged, preset="ranx", measure=RANX_METRICS)
+        got = call().per_query
+        row = {q: i for i, q in enumerate(got.column("query_id").to_pylist())}
+        at = np.array([row[q] for q in run.get_query_ids()])  # ranx's query order
+        columns = fastndcg.measures.parse(RANX_METRICS, ranx=True).columns
+        for m, c in zip(RANX_METRICS, columns):  # ties in the Run's order: the same values
+            np.testing.assert_allclose(got.column(c).to_numpy()[at], want[m], rtol=0,
+                                       atol=1e-12)
+    call()
+    benchmark.pedantic(call, rounds=5 if given == "objects" else 3, iterations=1)

@@ -104,18 +104,29 @@ def _from_tuples(first, rows, roles: dict[str, str], name: str) -> pa.Table:
     return recognise(pa.table(table), roles, f"the {type(first).__name__} records")
 
 
-def _from_ranx(source, roles: dict[str, str], name: str) -> pa.Table:
-    """A ranx ``Run`` or ``Qrels``: its Numba typed dict of dicts walked by a kernel,
-    each query's documents in the order the object holds them (as its ``to_dict``
-    walks them, a hundred times slower)."""
-    from . import _kernels as K
+RANX_WALK_DOCS = 100_000  # ranx objects this large (queries x the first one's documents)
+#                            are walked by a compiled kernel
 
+
+def _from_ranx(source, roles: dict[str, str], name: str) -> pa.Table:
+    """A ranx ``Run`` or ``Qrels``, each query's documents in the order the object
+    holds them. Its ``to_dict`` walks its Numba typed dicts from Python, about 5 s a
+    million documents; from :data:`RANX_WALK_DOCS` documents on, a kernel walks them
+    (0.3 s a million), compiled once for each length of ranx's fixed-width document
+    ids (1-3 s, then cached)."""
     role = _value_role(roles, name)
     by_role = {r: n for n, r in roles.items()}
     held = source.run if _is_ranx(source, "Run") else source.qrels
+    first = next(iter(held.values()), None)  # (each query's dict crosses from Numba:
+    if first is None or len(held) * len(first) < RANX_WALK_DOCS:  # estimate from one)
+        return _from_dicts(source.to_dict(), roles, name)
+    from . import _kernels as K
+
     try:
-        sizes, values, q_data, q_off, d_data, d_off = K.nested_columns(held)
+        sizes, values, q_data, q_off, d_data, d_off, ok = K.nested_columns(held)
     except Exception:  # a ranx whose objects hold something else: its own walk
+        ok = False
+    if not ok:  # (or an id that is no UTF-8: Python's own error then)
         return _from_dicts(source.to_dict(), roles, name)
     queries = _utf8(q_data, q_off)
     take = pa.array(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes))
@@ -124,10 +135,9 @@ def _from_ranx(source, roles: dict[str, str], name: str) -> pa.Table:
 
 
 def _utf8(data: np.ndarray, offsets: np.ndarray) -> pa.Array:
-    """Arrow strings from UTF-8 ``data`` and int64 ``offsets``, checked."""
+    """Arrow strings from valid UTF-8 ``data`` and int64 ``offsets``."""
     arr = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets),
                                            pa.py_buffer(data))
-    arr.validate(full=True)  # ids Python could not encode (lone surrogates) are refused
     return arr.cast(pa.string()) if len(data) < 1 << 31 else arr
 
 

@@ -200,23 +200,6 @@ def _compare() -> Callable[[], None]:
     return run
 
 
-def _nested() -> Callable[[], None]:
-    """ranx's Run (float64 values) and Qrels (int64), as Numba typed dicts of dicts."""
-    from . import _kernels as K
-
-    def run():
-        from numba import types
-        from numba.typed import Dict
-
-        for value in (types.float64, types.int64):
-            outer = Dict.empty(types.unicode_type, types.DictType(types.unicode_type, value))
-            inner = Dict.empty(types.unicode_type, value)
-            inner["d"] = 1
-            outer["q"] = inner
-            K.nested_columns(outer)
-    return run
-
-
 def _steps():
     steps = [(f"list mode, scores {np.dtype(s).name}, labels {np.dtype(l).name}",
               _list_mode(s, l)) for s in SCORE_TYPES for l in LABEL_TYPES]
@@ -225,7 +208,6 @@ def _steps():
         steps.append((f"qrels join, {kind}", _qrels_mode(int_ids)))
         steps.append((f"search log, {kind}", _log_mode(int_ids)))
     steps.append(("comparisons (bootstrap, sign-flip)", _compare()))
-    steps.append(("ranx's Run and Qrels (typed dicts of dicts)", _nested()))
     return steps
 
 

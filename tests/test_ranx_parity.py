@@ -224,10 +224,12 @@ def test_preset_ranx_refused_on_arrays():
         fastndcg.ndcg([1.0, 0.5], [1, 0], ties="ranx")
 
 
-def test_ranx_objects_read_as_their_dicts():
-    """A Run and a Qrels are read by a compiled walk of ranx's typed dicts: the same
-    table as their to_dict() read as dicts of dicts, ids in 1- to 4-byte UTF-8."""
+def test_ranx_objects_read_as_their_dicts(monkeypatch):
+    """A Run and a Qrels are read by a compiled walk of ranx's typed dicts (here at any
+    size): the same table as their to_dict() read as dicts of dicts, ids in 1- to
+    4-byte UTF-8."""
     from fastndcg import foreign
+    monkeypatch.setattr(foreign, "RANX_WALK_DOCS", 0)
     ids = ["d1", "é", "日本", "😀x", "", "a b", "0"]
     run = ranx.Run({"q1": {d: float(i % 3) for i, d in enumerate(ids)}, "ü": {"x": 1.5},
                     "2": {"😀x": -0.5, "d1": 0.0}})
