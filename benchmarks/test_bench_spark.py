@@ -8,7 +8,8 @@ within a query in file order, so that is also "doc_id ascending"). Spark runs
 ``spark.sql.shuffle.partitions`` = 4:
 
 * ``fastndcg.spark.evaluate(path, ties="stable")``: the read path (tasks read
-  pieces of the file with pyarrow; no row passes through the JVM);
+  pieces of the file with pyarrow; no row passes through the JVM), and the same
+  with ``order="pos"`` (each query's rows sorted by it on the executors);
 * ``fastndcg.spark.evaluate(spark.read.parquet(path), order="pos")``: the shuffle
   path a DataFrame takes (``repartition`` + ``sortWithinPartitions`` +
   ``mapInArrow``); ``pos`` is the row's position in the file, added by
@@ -167,6 +168,11 @@ def spark_read(spark, path: str) -> float:
                            per_query=False).mean[f"ndcg@{K}"]
 
 
+def spark_read_ordered(spark, path: str) -> float:
+    return fspark.evaluate(path, spark=spark, k=K, ties="stable", order="pos",
+                           per_query=False).mean[f"ndcg@{K}"]
+
+
 def spark_shuffle(spark, path: str) -> float:
     return fspark.evaluate(spark.read.parquet(path), spark=spark, k=K, ties="stable",
                            order="pos", per_query=False).mean[f"ndcg@{K}"]
@@ -178,6 +184,8 @@ def one_machine(spark, path: str) -> float:
 
 SYSTEMS = {
     "fastndcg.spark (path, read by the executors)": (spark_read, "fastndcg", "path", "want"),
+    "fastndcg.spark (path with order=pos, read by the executors)": (spark_read_ordered,
+                                                                    "fastndcg", "path", "want"),
     "fastndcg.spark (DataFrame, shuffled)": (spark_shuffle, "fastndcg", "dataframe", "want"),
     "Spark window functions": (window_ndcg, "peer", "", "want"),
     "Spark RankingMetrics.ndcgAt (binary gain)": (ranking_metrics_ndcg, "peer", "", "binary"),

@@ -117,11 +117,12 @@ _KINDS = {
     "weight": ("query weights", "numbers"),
     "system": ("a system's scores", "numbers"),
     "segment": ("segment values", "integers, strings or booleans"),
+    "order": ("the input order", "numbers or strings"),
 }
 _OPTIONS = {"query": "query= / --query-col", "doc": "doc= / --doc-col",
             "score": "score= / --score-col", "label": "label= / --label-col",
             "weight": "weight= / --weight-col", "system": "systems= / --systems",
-            "segment": "segment= / --segment"}
+            "segment": "segment= / --segment", "order": "order="}
 
 
 def _type_ok(role: str, t: pa.DataType) -> bool:
@@ -130,6 +131,8 @@ def _type_ok(role: str, t: pa.DataType) -> bool:
     if role in ("score", "label", "weight", "system"):
         return pa.types.is_integer(t) or pa.types.is_floating(t)
     if role == "segment" and pa.types.is_boolean(t):
+        return True
+    if role == "order" and pa.types.is_floating(t):
         return True
     return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
             or pa.types.is_binary(t) or pa.types.is_large_binary(t)

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import _core as C
 from . import _validate as V
@@ -61,6 +62,8 @@ class Options:
     layout: Any = None         # how they reach the kernels (fastndcg.measures.Layout)
     in_order: bool = False     # ties="ranx": the rows of each query are in ranx's order
     #                            already (a ranx Run), so they are not sorted again
+    order: str | None = None   # a column whose ascending order is each query's input order
+    #                            (Spark keeps none): each query's rows are sorted by it first
 
 
 # tie rules that put each query's rows in an order first ("stable" then ranks them):
@@ -74,6 +77,22 @@ OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", 
 
 
 MAX_BATCH_ROWS = 1 << 31  # rows a batch may hold (Arrow's reader takes an int64)
+
+
+def in_given_order(chunk: Chunk, column: str) -> Chunk:
+    """``chunk`` with the rows of each query sorted by ``column`` ascending (rows with
+    equal values keep their order): the input order that ``order=`` names."""
+    values = chunk.table.column(column)
+    if values.null_count:
+        raise ValueError(f"column {column!r} (order=) has missing values; every row needs its "
+                         f"position in the input order")
+    lengths = np.diff(chunk.offsets)
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    rows = pc.sort_indices(pa.table({"q": owner, "o": values}),
+                           [("q", "ascending"), ("o", "ascending")]).to_numpy()
+    if (rows == np.arange(len(rows))).all():
+        return chunk  # in order already (the usual case: Spark sorted them)
+    return Chunk(chunk.ids, chunk.offsets, chunk.table.take(from_numpy(rows)))
 
 
 def read_as(opts: Options, source) -> Options:
@@ -287,6 +306,8 @@ class Scorer:
 
     def score_chunk(self, chunk: Chunk) -> Scored:
         opts = self.opts
+        if opts.order is not None:
+            chunk = in_given_order(chunk, opts.order)
         scores = numbers(chunk.table.column(opts.score), C.kernel_scores)
         if opts.score_precision == "float32" and scores.dtype != np.float32:
             scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)

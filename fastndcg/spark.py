@@ -20,7 +20,11 @@ not in increasing order, the log is evaluated again by the shuffle below, and
 the result says so (``Report.source``). In file order, ``ties="stable"`` needs
 no ``order=``.
 
-**A DataFrame or a table** (or a path with ``order=``) is shuffled: the rows are
+With ``order=`` (a column whose ascending order is the input order within a
+query) the executors sort each query's rows by it before scoring, so a sorted
+path is still read in place.
+
+**A DataFrame or a table** (or a path not sorted by query) is shuffled: the rows are
 brought together by query with ``repartition(query)`` and
 ``sortWithinPartitions(query[, order])``, then every partition is scored on the
 executors by ``mapInArrow`` with the same partition scorer.
@@ -61,6 +65,7 @@ from __future__ import annotations
 import os
 import pickle
 import time
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -345,8 +350,11 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
         directory or glob (local or a URL pyarrow/fsspec reads), which the
         executors read themselves.
     spark : the SparkSession (default: the active one).
-    order : a column whose ascending order is the input order within a query; needed
-        by ``ties="stable"`` (Spark keeps no input order), used by no other rule.
+    order : a column whose ascending order is the input order within a query: each
+        query's rows are sorted by it before they are ranked (rows with equal
+        values keep their order). Needed by ``ties="stable"`` and ``"ranx"`` on the
+        shuffle path (Spark keeps no input order); a Parquet path sorted by query
+        is still read by the executors, each query sorted there.
     per_query : None (the per-query rows gathered to the driver as a pyarrow Table),
         False (none kept) or a directory the executors write Parquet parts to (on a
         cluster, a path every executor and the driver can reach).
@@ -369,10 +377,16 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
     if order is not None:
         V.text(order, "order", what="a column name")
+        if order in roles:
+            raise ValueError(f"order={order!r} is also the {roles[order]} column; name the "
+                             f"column whose ascending order is the input order")
+        # each query's rows are sorted by it on the executors (files read in place too)
+        roles = {**roles, order: "order"}
+        opts = dataclasses.replace(opts, order=order)
     if partitions is not None:
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
     spark = _session(spark)
-    read = order is None and _is_path(source)
+    read = _is_path(source)
     if opts.ties in _INPUT_ORDER and order is None and not read:
         raise ValueError(f"ties={opts.ties!r} ranks tied scores by their input order, which "
                          f"Spark does not keep across shuffles: give order= (a column whose "
@@ -393,7 +407,7 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
         if read:
             report = _read(spark, text, roles, opts, judged, output, partitions, batch_rows)
             if report is None:  # not sorted by query: shuffle it
-                if opts.ties in _INPUT_ORDER:
+                if opts.ties in _INPUT_ORDER and order is None:
                     raise ValueError(f"the log {V.shown(text)} is not sorted by query, so Spark "
                                      f"must shuffle it, and ties={opts.ties!r} (by input order) then "
                                      f"needs order= (a column whose ascending order is the input "
@@ -420,7 +434,7 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
     columns = list(roles) + ([opts.weight] if opts.weight is not None and opts.weight not in roles
                              else [])
     io.check_columns(schema, roles, describe)
-    for param, extra in (("weight", opts.weight), ("order", order)):
+    for param, extra in (("weight", opts.weight),):
         if extra is not None and extra not in schema.names:
             raise ValueError(f"{param}={V.shown(extra)}: column not found in {describe}; it has "
                              f"columns {', '.join(map(repr, schema.names))}")
@@ -429,12 +443,10 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
     task = _task(opts, schema_out, output, batch_rows)
     sc = spark.sparkContext
     qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
-    picked = df.select(*(columns + ([order] if order and order not in columns else [])))
+    picked = df.select(*columns)  # (order= is one of the roles' columns)
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     grouped = picked.repartition(n, F.col(opts.query)).sortWithinPartitions(
         *([opts.query] + ([order] if order else [])))
-    if order and order not in columns:
-        grouped = grouped.drop(order)  # sorted by it; the scorer keeps row order
     payload_col = "fastndcg_payload"
     try:
         rows = _collect(grouped.mapInArrow(_score_task(pickle.dumps(task), qrels_bc, payload_col),

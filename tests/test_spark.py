@@ -108,6 +108,32 @@ def test_a_path_is_read_by_the_executors(spark, tmp_path, no_shuffle, ties):
         assert "shuffled" not in got.source
 
 
+@pytest.mark.parametrize("ties", ["stable", "ranx"])
+def test_a_sorted_path_with_order_is_read_by_the_executors(spark, tmp_path, no_shuffle, ties):
+    """Each query's rows scrambled in the files (queries still together, in increasing
+    order), ``pos`` their input order: the executors read the path in place and sort
+    each query by ``order=`` before ranking, also the queries that straddle pieces."""
+    table = tie_heavy_log(120, seed=12)
+    q = table["query_id"].to_numpy()
+    scrambled = table.take(pa.array(np.lexsort((np.random.default_rng(3).random(len(q)), q))))
+    folder = tmp_path / "log"
+    folder.mkdir()
+    pq.write_table(scrambled.slice(0, 301), folder / "a.parquet", row_group_size=17)
+    pq.write_table(scrambled.slice(301), folder / "b.parquet", row_group_size=17)
+    opts = dict(k=[1, 3, 10, None], ties=ties, measure=None)
+    want = fastndcg.evaluate(table.drop(["pos", "w"]), **opts)
+    for partitions in (None, 5):
+        got = fspark.evaluate(str(folder), spark=spark, order="pos", partitions=partitions,
+                              **opts)
+        same(got, want)
+        assert "shuffled" not in got.source
+    # the file order scores otherwise: the test can tell
+    file_order = fspark.evaluate(str(folder), spark=spark, **opts)
+    assert not file_order.per_query.sort_by("query_id").equals(want.per_query.sort_by("query_id"))
+    with pytest.raises(ValueError, match=r"order='score' is also the score column"):
+        fspark.evaluate(str(folder), spark=spark, order="score", **opts)
+
+
 def test_read_path_qrels_weights_explain_per_query_directory(spark, tmp_path, no_shuffle):
     run = fastndcg.io.read_trec_run(TREC / "results.test")
     path = tmp_path / "run.parquet"
@@ -175,7 +201,7 @@ def test_stable_ties_need_an_order_column_when_shuffled(spark, tmp_path):
     df = spark.read.parquet(str(path))
     with pytest.raises(ValueError, match=r"ties='stable' .* give order="):
         fspark.evaluate(df, spark=spark, ties="stable")
-    with pytest.raises(ValueError, match=r"order='rank': column not found"):
+    with pytest.raises(ValueError, match=r"column .rank. \(the input order\) not found.*order="):
         fspark.evaluate(str(path), spark=spark, ties="stable", order="rank")
 
 
