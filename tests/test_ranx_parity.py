@@ -239,3 +239,23 @@ def test_ranx_objects_read_as_their_dicts(monkeypatch):
         got = foreign.table_of(obj, roles, "source")[0]
         want = foreign.table_of(obj.to_dict(), roles, "source")[0]
         assert got.equals(want), (got.to_pylist(), want.to_pylist())
+
+
+def test_command_line_preset_ranx():
+    """``fastndcg evaluate RUN --qrels QRELS --preset ranx -m ...``: ranx's names read
+    first, ranx's means (the judged queries the run has: ranx's own keys)."""
+    import json
+
+    from test_cli import run_cli
+    run_path = REAL / "runs" / "core18_title_rm3.run.gz"
+    qrels_path = _qrels_path(run_path.name)
+    qrels = ranx.Qrels.from_file(str(qrels_path))
+    run = _comparable(ranx.Run.from_file(str(run_path)), qrels)
+    metrics = ["ndcg@10", "map@100", "recall", "bpref"]
+    want = ranx.evaluate(qrels, run, metrics, save_results_in_run=False)
+    out = run_cli(["evaluate", run_path, "--qrels", qrels_path, "--preset", "ranx",
+                   "-m", " ".join(metrics), "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    for m, column in zip(metrics, parse(metrics, ranx=True).columns):
+        assert got[column] == pytest.approx(want[m], rel=1e-12, abs=1e-12), m
