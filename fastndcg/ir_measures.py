@@ -72,6 +72,7 @@ from ir_measures import Metric, providers
 from . import io
 from . import measures as M
 from .evaluate import evaluate
+from .qrels import judged_docs_only
 
 __all__ = ["provider", "use", "used", "FastndcgProvider", "main"]
 
@@ -183,20 +184,6 @@ def _doc_ascending(run: pa.Table) -> pa.Table:
     return run.take(order)
 
 
-def _judged_only(run: pa.Table, qrels: pa.Table) -> pa.Table:
-    """The rows of ``run`` whose document is judged with a label >= 0 for its query,
-    in the run's order."""
-    judged = qrels.filter(pc.greater_equal(qrels.column("label"), 0))
-
-    def keys(table: pa.Table, **extra) -> pa.Table:  # ids as text: run and qrels may differ
-        return pa.table({"q": pc.cast(table.column("query_id"), pa.large_string()),
-                         "d": pc.cast(table.column("doc_id"), pa.large_string()), **extra})
-
-    rows = keys(run, i=pa.array(np.arange(run.num_rows))).join(
-        keys(judged), ["q", "d"], join_type="left semi").column("i")
-    return run.take(pa.array(np.sort(np.asarray(rows, np.int64))))
-
-
 def _mapped(qrels: pa.Table, gains: tuple) -> pa.Table:
     """The judgments with each label mapped through ``gains`` ((label, gain) pairs; a
     label missing from them keeps its value)."""
@@ -262,7 +249,7 @@ class FastndcgEvaluator(providers.Evaluator):
                 # pytrec_eval's judged_docs_only_flag (trec_eval -J): the documents judged
                 # with a label >= 0; a run query left with none is scored on an empty
                 # ranking, and only the run's queries are reported
-                source, options["complete"] = _judged_only(source, qrels), True
+                source, options["complete"] = judged_docs_only(source, qrels), True
             report = evaluate(source, qrels=qrels, measure=[name for _, name, _ in group],
                               **options)
             per_query = report.per_query

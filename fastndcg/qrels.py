@@ -32,7 +32,7 @@ from . import io
 from ._arrow import as_numpy, as_strings, from_numpy, numbers, plain_ids, run_starts, string_buffers
 from .chunks import Chunk, check_nulls, regroup
 
-__all__ = ["Qrels", "load_qrels", "join", "trec_order", "gather_ideal"]
+__all__ = ["Qrels", "load_qrels", "join", "trec_order", "gather_ideal", "judged_docs_only"]
 
 
 class NamedBatch(C.Batch):
@@ -303,6 +303,22 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
         raw0 = np.zeros(len(labels) + 1, labels.dtype)
         raw0[:-1] = labels
     return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0)
+
+
+def judged_docs_only(run: pa.Table, judgments: pa.Table) -> pa.Table:
+    """The rows of ``run`` whose document is judged with a label >= 0 for its query,
+    in the run's order: trec_eval's ``-J`` (pytrec_eval's judged_docs_only_flag).
+    Both tables have columns ``query_id`` and ``doc_id`` (``judgments`` also
+    ``label``); ids are matched as text, so integer and string ids may meet."""
+    judged = judgments.filter(pc.greater_equal(judgments.column("label"), 0))
+
+    def keys(table: pa.Table, **extra) -> pa.Table:
+        return pa.table({"q": pc.cast(table.column("query_id"), pa.large_string()),
+                         "d": pc.cast(table.column("doc_id"), pa.large_string()), **extra})
+
+    rows = keys(run, i=pa.array(np.arange(run.num_rows))).join(
+        keys(judged), ["q", "d"], join_type="left semi").column("i")
+    return run.take(pa.array(np.sort(np.asarray(rows, np.int64))))
 
 
 def trec_order(chunk: Chunk, doc: str) -> np.ndarray:

@@ -344,6 +344,7 @@ def run(args: Args, out=None) -> None:
     from . import io
     from .evaluate import evaluate
     from .measures import parse
+    from .qrels import judged_docs_only
 
     out = sys.stdout if out is None else out
     printed = lines(args)
@@ -363,9 +364,7 @@ def run(args: Args, out=None) -> None:
     qids = sorted(set(pc.unique(qrels_t.column("query_id")).to_pylist()))
     in_run = set(pc.unique(run_t.column("query_id")).to_pylist())
     if args.judged_only:  # -J: only the documents judged with a grade >= 0 (after -M)
-        judged_docs = qrels_t.filter(pc.greater_equal(qrels_t.column("label"), 0))
-        run_t = run_t.join(judged_docs.select(["query_id", "doc_id"]),
-                           ["query_id", "doc_id"], join_type="inner")
+        run_t = judged_docs_only(run_t, qrels_t)
     if not args.complete:
         lacking = [q for q in qids if q not in in_run]
         if lacking:
