@@ -33,7 +33,7 @@ import itertools
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["table_of", "recognise", "ranked", "ALIASES"]
+__all__ = ["table_of", "recognise", "ranked_by_ranx", "ALIASES"]
 
 # candidate column names of each role, fastndcg's default first
 ALIASES = {"query": ("query_id", "qid"), "doc": ("doc_id", "docno"),
@@ -146,11 +146,11 @@ def _is_ranx(source, name: str) -> bool:
     return kind.__module__.split(".")[0] == "ranx" and kind.__name__ == name
 
 
-def ranked(source) -> str | None:
-    """"ranx" when ``source`` is a ranx ``Run``: :func:`table_of` gives each query's
-    rows in the order the Run holds them, which is ranx's ranking (the order its
+def ranked_by_ranx(source) -> bool:
+    """Whether ``source`` is a ranx ``Run``: :func:`table_of` gives each query's rows
+    in the order the Run holds them, which is ranx's ranking (the order its
     ``evaluate`` reads), so ``ties="ranx"`` must not sort them again."""
-    return "ranx" if _is_ranx(source, "Run") else None
+    return _is_ranx(source, "Run")
 
 
 def table_of(source, roles: dict[str, str], name: str) -> tuple[pa.Table, str] | None:

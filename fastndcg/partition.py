@@ -99,7 +99,7 @@ def read_as(opts: Options, source) -> Options:
     """``opts`` for reading ``source``: a ranx ``Run`` holds each query's rows in ranx's
     ranking already, so ``ties="ranx"`` takes them in that order (as ranx's evaluate
     does) rather than sorting them again."""
-    if opts.ties == "ranx" and foreign.ranked(source) == "ranx":
+    if opts.ties == "ranx" and foreign.ranked_by_ranx(source):
         return dataclasses.replace(opts, in_order=True)
     return opts
 

@@ -219,8 +219,9 @@ def _dispatchers():
     from . import _kernels
 
     out = []
-    for name in ("rank", "measures", "score", "scan", "join", "hashing", "runs", "resample",
-                 "nested"):
+    # (not .nested: ranx's objects have a variant for each width of their document
+    # ids, compiled on first use, which no warm-up can foresee)
+    for name in ("rank", "measures", "score", "scan", "join", "hashing", "runs", "resample"):
         module = importlib.import_module(f"{_kernels.__name__}.{name}")
         out += [f for f in vars(module).values() if isinstance(f, Dispatcher)]
     return out
