@@ -38,6 +38,45 @@ Decisions written down here (where there was a choice):
   applied across every test reported: segments x systems x cutoffs.
 * The default ``seed`` is 0, so a run can be repeated; change it to see the
   Monte Carlo error of the intervals and randomization p-values.
+
+**Large comparisons** (``method="auto"`` above ``SCALE_QUERIES`` = 1,000,000
+queries, all segments together; or ``method="buckets"``). A log whose score columns
+are the systems is read once, every system scored on each chunk of whole queries
+(:mod:`fastndcg.paired`), and each partition keeps mergeable sums instead of the
+per-query values, so memory does not grow with the number of queries and
+:mod:`fastndcg.dask` and :mod:`fastndcg.spark` give the very same Comparison. Each
+query goes to one of ``buckets`` (default 1,000) buckets by a seeded hash of its
+id; the sums are fixed-point integers, so they are exact and the same bits for any
+partitioning, batch size and thread count. Up to 1,000,000 queries the per-query
+values are kept as well and the query-level methods above run on them, giving the
+same answers as before. Above it:
+
+* **Intervals**: the bootstrap resamples buckets instead of queries (each resample
+  draws ``buckets`` buckets with replacement; a mean is the drawn buckets' sum
+  over their queries). Queries are assigned to buckets independently of their
+  values, so bucket sums are independent and identically distributed, and
+  resampling them estimates the sampling distribution of the ratio of means as
+  resampling queries does -- the "bucket" (or block) method of large online
+  experimentation platforms (Deng, Lu & Litz, WSDM 2017, "Trustworthy analysis of
+  online A/B tests"; the Poisson bootstrap of Chamandy et al., Google, 2012, is
+  the per-unit alternative, whose cost grows as queries x resamples). Its error
+  in the interval width is about ``sqrt(1 / (2 * buckets))`` relative (2% for
+  1,000), next to the Monte Carlo error of the resampling itself.
+* **Randomization test**: the signs of whole buckets' difference sums are flipped.
+  Under the null hypothesis each query's difference is symmetric about 0, so each
+  bucket sum is too, and the test keeps its level exactly, as the query-level
+  test does.
+* **t-test and effect size**: from the exact sums of the differences and of their
+  squares (the variance formed exactly, rounded once); they agree with
+  ``scipy.stats.ttest_rel`` on the same values.
+* **Wilcoxon** ranks every query's |difference| among all the others: it needs all
+  the values at once, so it is not run above the size (the text report says so);
+  asked for by name there, it is an error that says what to use instead.
+* ``per_query`` is None: the per-query values were not kept.
+
+Runs compared against qrels (separate files lined up by query id) are held in
+memory query by query whatever their size; above 1,000,000 queries their tests
+use the bucket methods too, so a comparison's method depends only on its size.
 """
 
 from __future__ import annotations
@@ -46,7 +85,8 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -59,15 +99,29 @@ from . import _core as C
 from . import _validate as V
 from . import _kernels as K
 from . import _stats
-from ._arrow import as_numpy, from_numpy
-from .chunks import query_chunks
-from .evaluate import check_options, evaluate
-from .report import value_names
+from fractions import Fraction
+
+from ._arrow import as_numpy, concat_ids, from_numpy
+from ._progress import Progress
+from .chunks import query_chunks, run_ids
+from .evaluate import check_nonempty, check_options, evaluate
+from .paired import PairedScorer, Plan, Stats, bucket_key, paired_partition
+from .partition import read_as
+from .report import Report, Rows, Totals, value_names
+from .scattered import IdSpill
 from .presets import DEFAULT_K
 
 __all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS"]
 
 TESTS = ("randomization", "t", "wilcoxon")
+METHODS = ("auto", "queries", "buckets")
+SCALE_QUERIES = 1_000_000  # method="auto": query-level methods up to this many queries
+DEFAULT_BUCKETS = 1000
+WILCOXON_AT_SCALE = (
+    "the Wilcoxon signed-rank test ranks every query's |difference| against all the "
+    "others, which needs all the values at once, and {why}; compare with the "
+    "randomization and t tests (the default at this size), compare a sample of queries, "
+    "or pass method='queries' to hold every value in memory")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 _CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
                      "none": "not"}
@@ -135,10 +189,13 @@ class _Settings:
     correction: str
     segment: Any
     options: dict
+    method: str = "auto"
+    n_buckets: int = 1000
+    tests_named: bool = False  # tests= given (else: every test the method has)
 
 
 def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
-              correction, options) -> _Settings:
+              correction, options, method="auto", buckets=DEFAULT_BUCKETS) -> _Settings:
     names, items = _systems(systems, qrels)
     if baseline is None:
         base = 0
@@ -158,6 +215,15 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) \
             or not 0 <= seed < 2 ** 64:
         raise ValueError(f"seed must be a whole number in [0, 2**64), got {seed!r}")
+    C.check_choice("method", method, METHODS)
+    if not isinstance(buckets, (int, np.integer)) or isinstance(buckets, bool) \
+            or not 2 <= buckets <= 1 << 20:
+        raise ValueError(f"buckets must be a whole number from 2 to 1048576 (hashed buckets of "
+                         f"queries that large comparisons resample; default "
+                         f"{DEFAULT_BUCKETS:,}), got {buckets!r}")
+    explicit = tests is not None
+    if tests is None:
+        tests = TESTS
     if isinstance(tests, str):
         tests = tuple(t.strip() for t in tests.split(",") if t.strip())
     if not isinstance(tests, (list, tuple)) or not tests:
@@ -165,6 +231,14 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
                          f"{tests!r}")
     for t in tests:
         C.check_choice("tests", t, TESTS)
+    if method == "buckets" and explicit and "wilcoxon" in tests:
+        raise ValueError(WILCOXON_AT_SCALE.format(why="method='buckets' keeps no per-query "
+                                                      "values"))
+    if qrels is not None and method == "buckets":
+        raise ValueError("method='buckets' streams a log whose score columns are the systems; "
+                         "runs compared against qrels are lined up query by query in memory: "
+                         "use method='auto' (buckets above "
+                         f"{SCALE_QUERIES:,} queries) or 'queries'")
     C.check_choice("correction", correction, CORRECTIONS)
     for name in options:
         if name in _NOT_OPTIONS:
@@ -194,16 +268,18 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
     # the memory of one group is known now: refuse before reading the log
     _check_memory(1, int(n_resamples), len(names), len(opts.names))
     return _Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
-                     tuple(t for t in TESTS if t in tests), correction, segment, options)
+                     tuple(t for t in TESTS if t in tests), correction, segment, options,
+                     method, int(buckets), explicit)
 
 
 def check_arguments(systems, *, baseline=None, qrels=None, segment=None, k=10,
-                    confidence=0.95, n_resamples=10_000, seed=0, tests=TESTS,
-                    correction="holm", **options) -> None:
+                    confidence=0.95, n_resamples=10_000, seed=0, tests=None,
+                    correction="holm", method="auto", buckets=DEFAULT_BUCKETS,
+                    **options) -> None:
     """Validate :func:`compare`'s arguments without reading anything (the command
     line calls it first, to tell usage errors from bad data)."""
     _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
-              correction, options)
+              correction, options, method, buckets)
 
 
 _EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,
@@ -329,7 +405,7 @@ def _segment_mapping(segment, id_type: pa.DataType) -> tuple[pa.Array, pa.Array]
         i = pc.index(pc.is_null(segs), True).as_py()
         raise ValueError(f"segment: query {ids[i].as_py()!r} has a null segment; give every "
                          f"query a segment value")
-    if ids.type != id_type:
+    if id_type is not None and ids.type != id_type:
         try:
             ids = ids.cast(id_type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -340,20 +416,27 @@ def _segment_mapping(segment, id_type: pa.DataType) -> tuple[pa.Array, pa.Array]
     return ids, segs
 
 
+def _check_log(source, st: _Settings) -> None:
+    """A log whose score columns are the systems: readable again, every column there."""
+    if isinstance(source, pa.RecordBatchReader):
+        raise TypeError("compare may read the log more than once (to regroup queries whose "
+                        "rows are not adjacent), and a RecordBatchReader can be read only "
+                        "once; pass a Parquet path, a Table or a Dataset")
+    query = st.options.get("query", "query_id")
+    roles = {query: "query", st.options.get("label", "label"): "label"}
+    roles.update({c: "system" for c in st.items})
+    if isinstance(st.segment, str):
+        if st.segment in roles:
+            raise ValueError(f"segment={st.segment!r} is also the {roles[st.segment]} "
+                             f"column; name a column of segment values")
+        roles[st.segment] = "segment"
+    io.open_source(source, roles)  # every column exists, with a usable type
+
+
 def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
     query = st.options.get("query", "query_id")
     if qrels is None:
-        if isinstance(source, pa.RecordBatchReader):
-            raise TypeError("compare reads the log once per system, and a RecordBatchReader "
-                            "can be read only once; pass a Parquet path, a Table or a Dataset")
-        roles = {query: "query", st.options.get("label", "label"): "label"}
-        roles.update({c: "system" for c in st.items})
-        if isinstance(st.segment, str):
-            if st.segment in roles:
-                raise ValueError(f"segment={st.segment!r} is also the {roles[st.segment]} "
-                                 f"column; name a column of segment values")
-            roles[st.segment] = "segment"
-        io.open_source(source, roles)  # every column exists, with a usable type
+        _check_log(source, st)
     elif source is not None:
         raise TypeError("with qrels=..., the systems are the runs (systems={name: run}); "
                         "pass None as the source")
@@ -369,11 +452,8 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
     if n_left_out:
         ids = ids.filter(pa.array(keep))
         values = values[:, :, keep]
-    segments = None
-    n = len(ids)
-    if st.segment is None:
-        offsets = np.array([0, n], np.int64)
-    else:
+    seg_of = None
+    if st.segment is not None:
         if isinstance(st.segment, str):
             seg_ids, segs = _segment_of_queries(source, st, query)
         else:
@@ -384,6 +464,17 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
             raise ValueError(f"query {q!r} has no segment in the mapping given as segment=; "
                              f"map every scored query ({pos.null_count:,} are missing)")
         seg_of = segs.take(pos)
+    return _grouped(ids, values, seg_of, measures, n_left_out, reports)
+
+
+def _grouped(ids: pa.Array, values: np.ndarray, seg_of: pa.Array | None, measures: list,
+             n_left_out: int, reports: dict) -> _Values:
+    """Per-query values (S, M, n), in query id order, grouped by segment (stable)."""
+    segments = None
+    n = len(ids)
+    if seg_of is None:
+        offsets = np.array([0, n], np.int64)
+    else:
         segments = pc.unique(seg_of)
         segments = segments.take(pc.sort_indices(segments))
         code = as_numpy(pc.index_in(seg_of, value_set=segments))
@@ -397,6 +488,12 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
     if n >= 2 ** 32:  # the bootstrap draws row indices from 32-bit halves
         raise ValueError(f"compare holds at most 2**32 - 1 queries in memory, got {n:,}; "
                          f"compare a sample of queries, or segment by a column first")
+    _check_sizes(n, sizes, segments, lambda g: ids[int(offsets[g])].as_py())
+    return _Values(ids, np.ascontiguousarray(values), measures, offsets, segments, n_left_out,
+                   reports)
+
+
+def _check_sizes(n: int, sizes: np.ndarray, segments, first_query) -> None:
     if n == 0:
         raise ValueError("no query is left to compare (every query was left out: see the "
                          "evaluation's counts of unjudged queries and zero_idcg)")
@@ -405,11 +502,10 @@ def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
         g = int(small[0])
         what = ("the comparison" if segments is None
                 else f"segment {segments[g].as_py()!r}")
-        raise ValueError(f"{what} has a single query ({ids[int(offsets[g])].as_py()!r}); a "
+        one = "" if first_query is None else f" ({first_query(g)!r})"
+        raise ValueError(f"{what} has {'no' if sizes[g] == 0 else 'a single'} query{one}; a "
                          f"paired test needs at least 2 queries"
                          + ("" if segments is None else "; merge small segments or drop them"))
-    return _Values(ids, np.ascontiguousarray(values), measures, offsets, segments, n_left_out,
-                   reports)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -494,18 +590,25 @@ def _tests(v: _Values, st: _Settings) -> tuple[pa.Table, pa.Table]:
                 for k in _TEST_COLUMNS:
                     if not k.endswith("_adj"):
                         test_rows[k].append(row.get(k))
+    return _tables(sys_rows, test_rows, st.tests, st.correction, seg_type,
+                   v.segments is not None)
+
+
+def _tables(sys_rows: dict, test_rows: dict, tests_run: tuple, correction: str, seg_type,
+            segmented: bool) -> tuple[pa.Table, pa.Table]:
+    """The systems and tests tables from their rows; each test's p-values corrected."""
     for test, col in (("randomization", "p_randomization"), ("t", "p_t"),
                       ("wilcoxon", "p_wilcoxon")):
         raw = test_rows[col]
-        if test in st.tests:
-            adj = _stats.adjust(np.array(raw, dtype=np.float64), st.correction)
+        if test in tests_run:
+            adj = _stats.adjust(np.array(raw, dtype=np.float64), correction)
             test_rows[col + "_adj"] = [float(x) for x in adj]
         else:
             test_rows[col] = [None] * len(raw)
             test_rows[col + "_adj"] = [None] * len(raw)
     systems = pa.table({
         "system": pa.array(sys_rows["system"], pa.string()),
-        **({"segment": pa.array(sys_rows["segment"], seg_type)} if v.segments is not None else {}),
+        **({"segment": pa.array(sys_rows["segment"], seg_type)} if segmented else {}),
         "measure": pa.array(sys_rows["measure"], pa.string()),
         "n_queries": pa.array(sys_rows["n_queries"], pa.int64()),
         "mean": pa.array(sys_rows["mean"], pa.float64()),
@@ -544,6 +647,209 @@ def _pair(d: np.ndarray, boot_diff: np.ndarray, st: _Settings) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- at scale
+
+def prepare(source, st: _Settings) -> tuple[list, dict, Plan]:
+    """A log's comparison, to stream (one machine, Dask, Spark): each system's
+    evaluation options, the columns read (name -> role) and the partitions' plan."""
+    opts_list, roles = [], {}
+    for item in st.items:
+        o, r = check_options(qrels=None, score=item,
+                             **{n: st.options.get(n, d) for n, d in _EVAL_DEFAULTS.items()
+                                if n != "qrels"})
+        opts_list.append(read_as(o, source))
+        roles.update(r)
+    for item in st.items:
+        roles[item] = "system"
+    column = mapping = None
+    if isinstance(st.segment, str):
+        if st.segment in roles:
+            raise ValueError(f"segment={st.segment!r} is also the {roles[st.segment]} "
+                             f"column; name a column of segment values")
+        roles[st.segment] = "segment"
+        column = st.segment
+    elif st.segment is not None:
+        mapping = _segment_mapping(st.segment, None)
+    keep = SCALE_QUERIES if st.method == "auto" else (0 if st.method == "buckets" else 2 ** 62)
+    plan = Plan(list(st.names), st.base, list(opts_list[0].names), st.n_buckets, st.seed, keep,
+                column, mapping)
+    return opts_list, roles, plan
+
+
+def system_reports(totals: Totals, plan: Plan, describe: str, inputs=()) -> dict:
+    """Each system's Report (counts and means) from a paired run's Totals."""
+    M = len(plan.measures)
+    out = {}
+    for s, name in enumerate(plan.systems):
+        cols = slice(s * M, (s + 1) * M)
+        t = Totals(list(plan.measures), totals.sums[cols], totals.counts[cols],
+                   totals.n_queries, totals.n_rows, totals.n_zero_idcg,
+                   sums_exp=None if totals.sums_exp is None else totals.sums_exp[cols])
+        out[name] = Report(None, t, source=describe, inputs=inputs)
+    return out
+
+
+def _streamed(source, st: _Settings, progress: bool):
+    """One pass over the log scoring every system: (Stats, reports), or None when a
+    query's rows are not adjacent (the streamed sums would split it)."""
+    opts_list, roles, plan = prepare(source, st)
+    src = io.open_source(source, roles, batch_rows=st.options.get("batch_rows", 1 << 20))
+    scorer = PairedScorer(opts_list, plan)
+    bar = Progress(src.num_rows, enabled=bool(progress))
+    try:
+        result, stats = paired_partition(src.batches(prefetch=True), scorer, progress=bar)
+    finally:
+        bar.close()
+    if not result.sorted:
+        query = opts_list[0].query
+        spill = IdSpill(expected=result.n_runs)
+        try:
+            for ids in run_ids(src.batches(columns=[query]), query):
+                spill.add(ids)
+            dup = spill.duplicates()
+        finally:
+            spill.close()
+        if dup is not None:
+            if st.method == "buckets":
+                raise ValueError(f"the rows of query {dup[0].as_py()!r} are not adjacent in "
+                                 f"{src.describe} ({len(dup):,} queries are split like this); "
+                                 f"method='buckets' streams the log once and needs each "
+                                 f"query's rows together: sort the log by {query!r} first, or "
+                                 f"use method='auto'")
+            return None
+    check_nonempty(result.n_rows, src.describe, None, None)
+    return stats, system_reports(result.totals, plan, src.describe, tuple(src.paths or ()))
+
+
+def _kept_values(stats: Stats, measures: list, reports: dict) -> _Values:
+    """The query-level values a streamed comparison kept (it held few queries)."""
+    S, M = stats.n_sys, stats.n_meas
+    kept = stats.kept
+    if not kept:
+        _check_sizes(0, np.zeros(0), None, None)
+    ids = pa.concat_arrays(concat_ids([k[0] for k in kept]))
+    values = np.vstack([k[1] for k in kept])
+    order = pc.sort_indices(ids)
+    ids = ids.take(order)
+    values = values[as_numpy(order)].T.reshape(S, M, len(ids))
+    seg_of = None
+    if kept[0][2] is not None:
+        seg_of = pa.concat_arrays([k[2].cast(kept[0][2].type) for k in kept]).take(order)
+    return _grouped(ids, values, seg_of, measures, stats.n_left_out, reports)
+
+
+def _stats_of_values(v: _Values, st: _Settings) -> Stats:
+    """Bucket statistics of per-query values held in memory (runs against qrels, or a
+    log whose queries are scattered, above the query-level size)."""
+    S, M, n = v.values.shape
+    plan = Plan(list(st.names), st.base, list(v.measures), st.n_buckets, st.seed, 0)
+    stats = Stats.empty(plan)
+    seg = None
+    if v.segments is not None:
+        seg = v.segments.take(from_numpy(np.repeat(np.arange(len(v.segments), dtype=np.int64),
+                                                   np.diff(v.offsets))))
+    rows = Rows(v.ids, np.zeros(n, np.int64), v.values.reshape(S * M, n).T, np.zeros(n, bool),
+                None, None if seg is None else {"segment": seg})
+    stats.add(rows, bucket_key(st.seed), st.base)
+    stats.normalize()
+    stats.n_left_out = v.n_left_out
+    return stats
+
+
+def _bucket_tests(stats: Stats, st: _Settings, measures: list) -> tuple[pa.Table, pa.Table]:
+    """The systems and tests tables from bucket statistics: bucket bootstrap
+    intervals, the sign-flip test over bucket sums, the t-test on exact sums."""
+    S, M = stats.n_sys, stats.n_meas
+    C = S * M
+    segmented = stats.segments != [None]
+    if segmented:
+        arr = pa.array(stats.segments, stats.seg_type)
+        order = as_numpy(pc.sort_indices(arr)).astype(np.int64)
+        segments = arr.take(from_numpy(order))
+    else:
+        order, segments = np.zeros(1, np.int64), None
+    counts = stats.counts[order]
+    sizes = counts.sum(axis=1)
+    _check_sizes(int(sizes.sum()), sizes, segments, None)
+    limbs = stats.limbs[order]
+    squares = stats.squares[order]
+    wtl = stats.wtl[order]
+    L = K.FIX_LIMBS
+    total = np.ascontiguousarray(limbs.sum(axis=1))  # (G, Q, L): canonical limbs < 2**32
+    K.fix_normalize(total.reshape(-1, L))
+    scale = Fraction(1, 1 << K.FIX_SHIFT)
+    sums = K.fix_to_float(limbs)  # (G, B, Q)
+    R = st.n_resamples
+    boot = K.bucket_bootstrap(sums, counts.astype(np.float64), R, np.uint64(st.seed))
+    dsums = np.ascontiguousarray(sums[:, :, C:])
+    null = (K.bucket_signflip(dsums, R, np.uint64(st.seed)) if "randomization" in st.tests
+            else None)
+    seg_type = segments.type if segments is not None else pa.string()
+    sys_rows: dict[str, list] = {k: [] for k in ("system", "segment", "measure", "n_queries",
+                                                 "mean", "ci_low", "ci_high")}
+    test_rows: dict[str, list] = {k: [] for k in _TEST_COLUMNS}
+    others = [s for s in range(S) if s != st.base]
+    for g in range(len(order)):
+        n = int(sizes[g])
+        seg = None if segments is None else segments[g].as_py()
+        for m, measure in enumerate(measures):
+            for s in range(S):
+                mean = float(K.fix_to_int(total[g, s * M + m]) * scale / n)
+                lo, hi = _quantiles(boot[g, :, s * M + m], st.confidence)
+                for k, val in (("system", st.names[s]), ("segment", seg), ("measure", measure),
+                               ("n_queries", n), ("mean", mean), ("ci_low", float(lo)),
+                               ("ci_high", float(hi))):
+                    sys_rows[k].append(val)
+            for j, s in enumerate(others):
+                q = j * M + m
+                sd_sum = K.fix_to_int(total[g, C + q]) * scale
+                sq_sum = K.fix_to_int(squares[g, q]) * scale
+                wins, ties, losses = (int(x) for x in wtl[g, q])
+                row = _pair_of_sums(n, sd_sum, sq_sum, ties == n, st)
+                lo, hi = _quantiles(boot[g, :, C + q], st.confidence)
+                row.update(system=st.names[s], baseline=st.names[st.base], segment=seg,
+                           measure=measure, n_queries=n, ci_low=float(lo), ci_high=float(hi),
+                           wins=wins, ties=ties, losses=losses, p_wilcoxon=None,
+                           p_randomization=(None if null is None else _bucket_randomization(
+                               dsums[g, :, q], counts[g], null[g, :, q], R)))
+                for k in _TEST_COLUMNS:
+                    if not k.endswith("_adj"):
+                        test_rows[k].append(row.get(k))
+    return _tables(sys_rows, test_rows, st.tests, st.correction, seg_type, segmented)
+
+
+def _pair_of_sums(n: int, d_sum: Fraction, sq_sum: Fraction, zero: bool, st: _Settings) -> dict:
+    """Mean difference, effect size and t-test of one pair from exact sums of the
+    differences and of their squares (the variance formed exactly, rounded once)."""
+    mean = d_sum / n
+    var = (sq_sum - d_sum * d_sum / n) / (n - 1)
+    var = max(var, Fraction(0))  # squares are rounded per query: never below 0
+    sd = math.sqrt(float(var))
+    m = float(mean)
+    if sd > 0:
+        effect = m / sd
+        t = m / math.sqrt(float(var / n))
+        p_t = min(1.0, 2.0 * _stats.t_sf(abs(t), float(n - 1)))
+    else:
+        effect = 0.0 if m == 0 else math.copysign(math.inf, m)
+        p_t = 1.0 if m == 0 else 0.0
+    if zero:
+        p_t = 1.0
+    return dict(mean_diff=m, effect_size=effect, p_t=p_t if "t" in st.tests else None)
+
+
+def _bucket_randomization(d: np.ndarray, counts: np.ndarray, null: np.ndarray, R: int) -> float:
+    """Two-sided p of the sign-flip test over bucket sums of differences: exact over
+    all sign patterns of the non-empty buckets when there are at most 2**R of them."""
+    d = d[counts > 0]
+    obs = abs(float(np.sum(d)))
+    tol = 1e-9 * float(np.sum(np.abs(d)))
+    if len(d) <= _EXACT_MAX and 2 ** len(d) <= R:
+        every = K.signflip_exact(np.ascontiguousarray(d)) * len(d)
+        return np.count_nonzero(np.abs(every) >= obs - tol) / len(every)
+    return (int(np.count_nonzero(np.abs(null) >= obs - tol)) + 1) / (R + 1)
+
+
 # --------------------------------------------------------------------------- the result
 
 @dataclass
@@ -564,7 +870,10 @@ class Comparison:
         run), ``wins``, ``ties``, ``losses``.
     per_query : pyarrow.Table -- the query id, ``segment`` (when segmenting) and one
         column ``"{measure} {system}"`` per system and measure, in the order the
-        tests used (grouped by segment, then by query id).
+        tests used (grouped by segment, then by query id); None when the comparison
+        ran over buckets (it kept no per-query values).
+    method : "queries" (query-level resampling, and the Wilcoxon test) or "buckets"
+        (the bucket methods, see the module docstring); n_buckets : their number.
     reports : dict -- each system's :class:`fastndcg.Report` (counts of unjudged,
         missing and zero-IDCG queries), per-query tables dropped.
     n_left_out : queries left out because their NDCG is NaN (``zero_idcg="nan"``).
@@ -596,8 +905,9 @@ class Comparison:
     n_unjudged: int = 0
     n_missing: int = 0
     seconds: float = 0.0
-    _arrays: dict = field(default_factory=dict, repr=False)
     inputs: tuple = ()  # the files read (for the plot's output guard)
+    method: str = "queries"
+    n_buckets: int | None = None
 
     # ----------------------------------------------------------------- outputs
     def to_dict(self) -> dict[str, Any]:
@@ -606,7 +916,8 @@ class Comparison:
         def clean(rows):
             return [{k: (None if isinstance(x, float) and not math.isfinite(x) else x)
                      for k, x in r.items()} for r in rows]
-        return {"baseline": self.baseline, "confidence": self.confidence,
+        return {"baseline": self.baseline, "method": self.method,
+                "n_buckets": self.n_buckets, "confidence": self.confidence,
                 "n_resamples": self.n_resamples, "seed": self.seed,
                 "correction": self.correction, "tests_run": list(self.tests_run),
                 "n_left_out": self.n_left_out, "n_unjudged": self.n_unjudged,
@@ -692,8 +1003,16 @@ def _render(c: Comparison, fmt: str) -> str:
     alpha = 1 - c.confidence
     pct = f"{c.confidence * 100:g}%"
     n_tests = c.tests.num_rows
-    note = (f"{pct} percentile bootstrap intervals ({c.n_resamples:,} paired resamples, seed "
-            f"{c.seed}); p-values two-sided, {_CORRECTION_NAMES[c.correction]} corrected"
+    if c.method == "buckets":
+        how = (f"{pct} percentile bootstrap intervals over {c.n_buckets:,} hashed buckets of "
+               f"queries ({c.n_resamples:,} paired resamples, seed {c.seed}); randomization "
+               f"test over the buckets' signs; t-test on exact sums"
+               + ("" if "wilcoxon" in c.tests_run else
+                  "; Wilcoxon not run (it ranks every query against all the others)"))
+    else:
+        how = (f"{pct} percentile bootstrap intervals ({c.n_resamples:,} paired resamples, "
+               f"seed {c.seed})")
+    note = (f"{how}; p-values two-sided, {_CORRECTION_NAMES[c.correction]} corrected"
             + (f" over {n_tests} comparison{'s' if n_tests != 1 else ''}"
                if c.correction != "none" else "")
             + f"; * marks p < {alpha:g}")
@@ -775,7 +1094,8 @@ def _input_paths(source, systems, qrels) -> tuple:
 def compare(source, systems, *, baseline: str | None = None, qrels=None, segment=None,
             k: int | None | Sequence[int] = 10, confidence: float = 0.95,
             n_resamples: int = 10_000, seed: int = 0,
-            tests: Sequence[str] | str = TESTS, correction: str = "holm",
+            tests: Sequence[str] | str | None = None, correction: str = "holm",
+            method: str = "auto", buckets: int = DEFAULT_BUCKETS,
             progress: bool = False, **options) -> Comparison:
     """Compare rankers on the same queries: intervals, paired tests, segments.
 
@@ -803,9 +1123,15 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
         10,000).
     seed : seeds the resampling (default 0); the numbers are the same for a given
         seed whatever the number of threads.
-    tests : some of "randomization", "t", "wilcoxon" (default all three).
+    tests : some of "randomization", "t", "wilcoxon" (default: every one the method
+        has: all three query by query; randomization and t with buckets).
     correction : "holm" (default), "bonferroni", "bh" (Benjamini-Hochberg) or
         "none", applied to each test's p-values across every row of ``tests``.
+    method : "auto" (default): query by query up to 1,000,000 queries (all segments
+        together), over hashed buckets of queries above; "queries": always query by
+        query (every value held in memory); "buckets": always over buckets (memory
+        flat in the number of queries). See the module docstring.
+    buckets : the number of hashed buckets of queries (default 1,000).
     **options : evaluation options of :func:`fastndcg.evaluate` (``gain``,
         ``ties``, ``preset``, ``complete``, ``query``, ``label``, ``zero_idcg`` ...).
 
@@ -829,8 +1155,45 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
     st = _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
-                   correction, options)
+                   correction, options, method, buckets)
+    inputs = _input_paths(source, systems, qrels)
+    streamed = None
+    if qrels is None and st.method != "queries":
+        _check_log(source, st)
+        streamed = _streamed(source, st, progress)
+    if streamed is not None:
+        stats, reports = streamed
+        return result(st, stats, reports, started, inputs, progress)
     v = _values(source, qrels, st, progress)
+    if st.method == "auto" and len(v.ids) > SCALE_QUERIES:
+        return result(st, _stats_of_values(v, st), v.reports, started, inputs, progress)
+    return _query_level(v, st, started, inputs, progress)
+
+
+def result(st: _Settings, stats: Stats, reports: dict, started: float, inputs: tuple,
+           progress: bool = False) -> "Comparison":
+    """The Comparison of merged statistics: query-level when they kept every value,
+    else from the buckets."""
+    measures = list(next(iter(reports.values())).totals.names)
+    if stats.kept is not None:
+        return _query_level(_kept_values(stats, measures, reports), st, started, inputs,
+                            progress)
+    if "wilcoxon" in st.tests:
+        if st.tests_named:
+            raise ValueError(WILCOXON_AT_SCALE.format(
+                why=f"this comparison has {stats.n_queries:,} queries, above the "
+                    f"{SCALE_QUERIES:,} up to which they are held in memory"))
+        st = dataclasses.replace(st, tests=tuple(t for t in st.tests if t != "wilcoxon"))
+    if progress:
+        print(f"resampling {stats.n_buckets:,} buckets of {stats.n_queries:,} queries: "
+              f"{st.n_resamples:,} resamples ...", file=sys.stderr, flush=True)
+    systems_t, tests_t = _bucket_tests(stats, st, measures)
+    return _comparison(st, systems_t, tests_t, None, reports, stats.n_left_out, measures,
+                       stats.segments != [None], started, inputs, "buckets")
+
+
+def _query_level(v: _Values, st: _Settings, started: float, inputs: tuple,
+                 progress: bool) -> "Comparison":
     if progress:  # the evaluations drew their bars; resampling has none, so say what runs
         n_groups = len(v.offsets) - 1
         print(f"resampling {len(v.ids):,} queries"
@@ -851,15 +1214,21 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     for s, name in enumerate(st.names):
         for m, measure in enumerate(v.measures):
             cols[f"{measure} {name}"] = pa.array(v.values[s, m])
-    for rep in v.reports.values():
+    return _comparison(st, systems_t, tests_t, pa.table(cols), v.reports, v.n_left_out,
+                       v.measures, v.segments is not None, started, inputs, "queries")
+
+
+def _comparison(st: _Settings, systems_t: pa.Table, tests_t: pa.Table, per_query, reports: dict,
+                n_left_out: int, measures: list, segmented: bool, started: float, inputs: tuple,
+                method: str) -> "Comparison":
+    for rep in reports.values():
         rep.forget_per_query()
-    return Comparison(systems_t, tests_t, pa.table(cols), v.reports, v.n_left_out,
+    return Comparison(systems_t, tests_t, per_query, reports, n_left_out,
                       st.confidence, st.n_resamples, st.seed, st.correction, st.tests,
-                      st.names[st.base], st.names, v.measures, v.segments is not None,
+                      st.names[st.base], st.names, list(measures), segmented,
                       st.segment if isinstance(st.segment, str) else
                       (None if st.segment is None else "segment"),
-                      max(r.n_unjudged for r in v.reports.values()),
-                      max(r.n_missing for r in v.reports.values()),
-                      time.perf_counter() - started,
-                      {"values": v.values, "offsets": v.offsets, "base": st.base},
-                      inputs=_input_paths(source, systems, qrels))
+                      max(r.n_unjudged for r in reports.values()),
+                      max(r.n_missing for r in reports.values()),
+                      time.perf_counter() - started, inputs=inputs, method=method,
+                      n_buckets=st.n_buckets if method == "buckets" else None)

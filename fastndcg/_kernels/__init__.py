@@ -11,6 +11,8 @@
 * :mod:`.runs` -- where runs of equal query ids start;
 * :mod:`.hashing` -- stable hashes of query ids;
 * :mod:`.resample` -- bootstrap and sign-flip resampling for comparisons;
+* :mod:`.paired` -- mergeable paired statistics: fixed-point sums per hashed bucket
+  of queries, and resampling over buckets;
 * :mod:`.nested` -- Numba typed dicts of dicts (ranx's Run and Qrels) as columns;
 * :mod:`.codes` -- the integer mode codes (plain Python).
 
@@ -37,6 +39,9 @@ _WHERE = {
     "nested_columns": "nested",
     "bootstrap_means": "resample", "signflip_means": "resample", "signflip_exact": "resample",
     "sign_table": "resample",
+    "bucket_sums": "paired", "fix_normalize": "paired", "fix_to_float": "paired",
+    "fix_to_int": "paired", "bucket_bootstrap": "paired", "bucket_signflip": "paired",
+    "FIX_LIMBS": "paired", "FIX_SHIFT": "paired",
 }
 
 
