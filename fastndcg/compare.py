@@ -111,7 +111,8 @@ from .report import Report, Rows, Totals, value_names
 from .scattered import IdSpill
 from .presets import DEFAULT_K
 
-__all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS"]
+__all__ = ["compare", "Comparison", "check_arguments", "settings", "prepare", "result",
+           "system_reports", "TESTS", "CORRECTIONS", "METHODS", "SCALE_QUERIES"]
 
 TESTS = ("randomization", "t", "wilcoxon")
 METHODS = ("auto", "queries", "buckets")
@@ -272,14 +273,26 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
                      method, int(buckets), explicit)
 
 
-def check_arguments(systems, *, baseline=None, qrels=None, segment=None, k=10,
-                    confidence=0.95, n_resamples=10_000, seed=0, tests=None,
-                    correction="holm", method="auto", buckets=DEFAULT_BUCKETS,
-                    **options) -> None:
+def settings(systems, *, baseline=None, qrels=None, segment=None, k=10,
+             confidence=0.95, n_resamples=10_000, seed=0, tests=None,
+             correction="holm", method="auto", buckets=DEFAULT_BUCKETS,
+             **options) -> _Settings:
+    """:func:`compare`'s arguments, validated without reading anything."""
+    return _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed,
+                     tests, correction, options, method, buckets)
+
+
+def check_arguments(systems, **kwargs) -> None:
     """Validate :func:`compare`'s arguments without reading anything (the command
     line calls it first, to tell usage errors from bad data)."""
-    _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
-              correction, options, method, buckets)
+    settings(systems, **kwargs)
+
+
+def check_log_only(kwargs: dict, where: str) -> None:
+    """A distributed comparison compares the score columns of a log."""
+    if kwargs.get("qrels") is not None:
+        raise ValueError(f"{where} compares the score columns of a log; compare runs against "
+                         f"qrels on one machine with fastndcg.compare")
 
 
 _EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,

@@ -65,11 +65,13 @@ from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_op
 from .qrels import Qrels, load_qrels
 from .report import Output, Part, PartWriter, Report, Totals, result_schema
 from .scattered import Fixed, duplicates_in, patch, rescore
-from .evaluate import finish, id_type, open_run
+from .compare import Comparison, check_log_only, prepare, result, settings, system_reports
+from .evaluate import check_nonempty, finish, id_type, open_run
+from .paired import PairedScorer, merge_pieces, paired_partition
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches, score_piece,
                      stitch)
 
-__all__ = ["evaluate", "WarmKernels"]
+__all__ = ["evaluate", "compare", "WarmKernels"]
 
 
 
@@ -209,6 +211,25 @@ class WarmKernels(_WorkerPlugin):
 
 # --------------------------------------------------------------------------- client side
 
+def _check_client(client, workers: int | None) -> None:
+    if workers is not None:
+        cores = os.cpu_count() or 1  # a local cluster: processes on this machine
+        V.count(workers, "workers", hi=4 * cores, fix=f"this machine has {cores} cores, and one "
+                f"worker process per core is best; for a bigger cluster start one and pass "
+                f"client= (--scheduler)")
+    if client is not None:
+        from distributed import Client
+
+        if not isinstance(client, Client):
+            address = client if isinstance(client, str) else "tcp://host:8786"
+            raise TypeError(f"client must be a distributed.Client, got {V.shown(client)} "
+                            f"({type(client).__name__}); for a scheduler address write "
+                            f"client=distributed.Client({V.shown(address)})")
+        if workers is not None:
+            raise ValueError(f"give client= or workers=, not both: workers={workers} starts a "
+                             f"local cluster, client= uses an existing one")
+
+
 def _client(client, workers: int | None):
     """The given client, the current one, or a new LocalCluster (closed by the caller)."""
     from distributed import Client, LocalCluster, get_client
@@ -298,22 +319,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     progress = V.flag(progress, "progress")
     if isinstance(source, (str, os.PathLike)):  # "" would read the working directory
         source = V.input_path(source, "source")  # (a URL is not stat-ed: passed on)
-    if workers is not None:
-        cores = os.cpu_count() or 1  # a local cluster: processes on this machine
-        V.count(workers, "workers", hi=4 * cores, fix=f"this machine has {cores} cores, and one "
-                f"worker process per core is best; for a bigger cluster start one and pass "
-                f"client= (--scheduler)")
-    if client is not None:
-        from distributed import Client
-
-        if not isinstance(client, Client):
-            address = client if isinstance(client, str) else "tcp://host:8786"
-            raise TypeError(f"client must be a distributed.Client, got {V.shown(client)} "
-                            f"({type(client).__name__}); for a scheduler address write "
-                            f"client=distributed.Client({V.shown(address)})")
-        if workers is not None:
-            raise ValueError(f"give client= or workers=, not both: workers={workers} starts a "
-                             f"local cluster, client= uses an existing one")
+    _check_client(client, workers)
     inputs = [] if not isinstance(source, (str, os.PathLike)) else io.input_paths(source)
     inputs += io.input_paths(qrels) if qrels is not None else []
     output = Output(per_query, inputs, directory=True)
@@ -336,10 +342,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
 
 def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, output: Output,
          batch_rows: int, partition_rows: int) -> Report:
-    try:
-        client.register_plugin(WarmKernels(), name=WarmKernels.name)
-    except (AttributeError, TypeError):  # older distributed
-        client.register_worker_plugin(WarmKernels(), name=WarmKernels.name)
+    _warm(client)
     pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
                                                      partition_rows, client)
     opts = read_as(opts, source)
@@ -361,15 +364,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
 
     n_scattered = 0
     if not st.ordered:
-        n_runs = sum(r.n_runs for r, _ in results)
-        n_buckets = max(1, min(256, -(-n_runs // (2 << 20))))
-        maps = [client.submit(_piece_run_ids, p.meta(), p.data, ctx, joined[i], n_buckets, pure=False)
-                for i, p in enumerate(pieces)]
-        reduces = [client.submit(_bucket_duplicates,
-                                 *[client.submit(_getitem, m, b, pure=False) for m in maps],
-                                 pure=False) for b in range(n_buckets)]
-        found = [d for d in _gather(client, reduces) if d is not None]
-        dup = pa.concat_arrays(found) if found else None
+        dup = _duplicates(client, pieces, ctx, joined, sum(r.n_runs for r, _ in results))
         if dup is not None:
             n_scattered = len(dup)
             dup_f = client.scatter(dup, broadcast=True, hash=False)
@@ -394,6 +389,102 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     totals = st.totals(opts.names, opts.weight is not None)
     return finish(totals, st.n_rows, opts, st.seen, st.unjudged, [parts[s] for s in sorted(parts)],
                   output, describe, schema_out, n_missing=st.n_missing, n_scattered=n_scattered)
+
+
+def _duplicates(client, pieces: list, ctx: Context, joined: list, n_runs: int
+                ) -> pa.Array | None:
+    """The query ids that label more than one run across the pieces (None: none)."""
+    n_buckets = max(1, min(256, -(-n_runs // (2 << 20))))
+    maps = [client.submit(_piece_run_ids, p.meta(), p.data, ctx, joined[i], n_buckets, pure=False)
+            for i, p in enumerate(pieces)]
+    reduces = [client.submit(_bucket_duplicates,
+                             *[client.submit(_getitem, m, b, pure=False) for m in maps],
+                             pure=False) for b in range(n_buckets)]
+    found = [d for d in _gather(client, reduces) if d is not None]
+    return pa.concat_arrays(found) if found else None
+
+
+def _compare_piece(piece: Piece, data, ctx: Context, scorer: PairedScorer):
+    _set_threads()
+    return paired_partition(piece_batches(piece, data, ctx), scorer, edges=True, row0=piece.row0)
+
+
+def compare(source, systems, *, client=None, workers: int | None = None,
+            partition_rows: int = PARTITION_ROWS, batch_rows: int = 1 << 20,
+            progress: bool = False, **kwargs) -> Comparison:
+    """:func:`fastndcg.compare` on a Dask cluster: the same arguments, the same
+    :class:`~fastndcg.compare.Comparison`.
+
+    Each partition (as for :func:`evaluate`) scores every system on its whole
+    queries and returns mergeable sums (:mod:`fastndcg.paired`); the client stitches
+    queries that straddle partitions, merges the sums exactly and runs the tests.
+    Up to 1,000,000 queries the partitions send their per-query values as well and
+    the query-level methods run on them; above, the bucket methods (see
+    :mod:`fastndcg.compare`), with memory flat in the number of queries. The answer
+    is bit-identical to :func:`fastndcg.compare` on one machine.
+
+    Parameters
+    ----------
+    source : a Parquet file, directory or glob, a Dask DataFrame, or a pyarrow Table:
+        a log whose score columns are the systems, each query's rows together.
+    systems : the score columns (a list, or a dict {name: column}); at least two.
+    client, workers, partition_rows, batch_rows : as for :func:`evaluate`.
+    **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
+        ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
+        against qrels are compared on one machine.
+
+    Example
+    -------
+    >>> import fastndcg.dask                                        # doctest: +SKIP
+    >>> cmp = fastndcg.dask.compare("logs/", ["score_a", "score_b"], workers=2)  # doctest: +SKIP
+    >>> cmp.tests.select(["system", "mean_diff", "p_t_adj"]).to_pylist()  # doctest: +SKIP
+    """
+    _require()
+    started = time.perf_counter()
+    progress = V.flag(progress, "progress")
+    check_log_only(kwargs, "fastndcg.dask.compare")
+    st = settings(systems, **kwargs)
+    V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
+            "default 16777216 suits most clusters")
+    if isinstance(source, (str, os.PathLike)):
+        source = V.input_path(source, "source")
+    _check_client(client, workers)
+    opts_list, roles, plan = prepare(source, st)
+    scorer = PairedScorer(opts_list, plan)
+    client_, cluster = None, None
+    try:
+        client_, cluster = _client(client, workers)
+        _warm(client_)
+        pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts_list[0],
+                                                         batch_rows, partition_rows, client_)
+        ctx = Context(opts_list[0], list(roles), schema, None, batch_rows, False, None)
+        scorer_f = client_.scatter(scorer, broadcast=True, hash=False)
+        results = _gather(client_, [client_.submit(_compare_piece, p.meta(), p.data, ctx,
+                                                   scorer_f, pure=False, retries=0)
+                                    for p in pieces])
+        stats, totals, ordered, joined = merge_pieces(results, scorer)
+        if not ordered:
+            dup = _duplicates(client_, pieces, ctx, joined, sum(r.n_runs for r, _ in results))
+            if dup is not None:
+                raise ValueError(
+                    f"the rows of query {dup[0].as_py()!r} are not adjacent in {describe} "
+                    f"({len(dup):,} queries are split like this); a comparison on a cluster "
+                    f"needs each query's rows together: sort the log by "
+                    f"{opts_list[0].query!r}, or compare it on one machine")
+    finally:
+        if cluster is not None:
+            client_.close()
+            cluster.close()
+    check_nonempty(totals.n_rows, describe, None, None)
+    return result(st, stats, system_reports(totals, plan, describe, inputs), started,
+                  tuple(inputs), progress)
+
+
+def _warm(client) -> None:
+    try:
+        client.register_plugin(WarmKernels(), name=WarmKernels.name)
+    except (AttributeError, TypeError):  # older distributed
+        client.register_worker_plugin(WarmKernels(), name=WarmKernels.name)
 
 
 def _gather(client, futures: list) -> list:

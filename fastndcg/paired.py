@@ -306,13 +306,13 @@ def score_tables(tables: list[pa.Table], scorer: PairedScorer) -> tuple[Stats, T
     return writer.stats, total
 
 
-def merge_pieces(results: list, scorer: PairedScorer) -> tuple[Stats, Totals, bool]:
+def merge_pieces(results: list, scorer: PairedScorer) -> tuple[Stats, Totals, bool, list]:
     """The pieces' ``(PartitionResult, Stats)`` in log order, their edge queries
     stitched and scored here: (merged Stats, merged Totals, whether the run ids
-    increase across the whole log, so no query can be scattered)."""
+    increase across the whole log, so no query can be scattered, and per piece
+    whether its head continues the piece before)."""
     edges = Edges(scorer.opts.query)
-    for i, (res, _) in enumerate(results):
-        edges.add(i, res.head, res.tail)
+    joined = [edges.add(i, res.head, res.tail) for i, (res, _) in enumerate(results)]
     stats = Stats.empty(scorer.plan)
     totals = Totals.empty(scorer.opts.names)
     ordered, last, n_rows = True, None, 0
@@ -330,4 +330,4 @@ def merge_pieces(results: list, scorer: PairedScorer) -> tuple[Stats, Totals, bo
         stats.merge(s)
         totals = totals.merge(t)
     totals.n_rows = n_rows
-    return stats, totals, ordered
+    return stats, totals, ordered, joined

@@ -73,15 +73,17 @@ import pyarrow as pa
 
 from . import _validate as V
 from . import io
-from .evaluate import finish, id_type
+from .evaluate import check_nonempty, finish, id_type
 from .partition import (OPTION_NAMES, Options, Scorer, check_options, explain_columns,
                         score_partition)
-from .pieces import PARTITION_ROWS, Context, list_parquet, score_piece, stitch
+from .compare import Comparison, check_log_only, prepare, result, settings, system_reports
+from .paired import PairedScorer, merge_pieces, paired_partition
+from .pieces import PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece, stitch
 from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .report import Output, PartWriter, Report, result_schema
 
-__all__ = ["evaluate", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
+__all__ = ["evaluate", "compare", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
 _INPUT_ORDER = ("stable", "ranx")  # tie rules that read the order rows come in
 
@@ -133,6 +135,7 @@ class _Task:
     staging: str | None        # a directory the executors write parts to (None: returned)
     batch_rows: int
     cache_dir: str | None
+    paired: PairedScorer | None = None  # a comparison: every system scored into Stats
 
 
 def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
@@ -169,7 +172,12 @@ def _read_task(task_bytes: bytes, pieces_bytes: bytes, qrels_bc):
         qrels = None if qrels_bc is None else pickle.loads(qrels_bc.value)
         for i in indices:
             try:
-                result, part = score_piece(pieces[i], None, ctx, qrels, 2 * i + 1)
+                if task.paired is not None:
+                    result, part = paired_partition(piece_batches(pieces[i], None, ctx),
+                                                    task.paired, edges=True,
+                                                    row0=pieces[i].row0)
+                else:
+                    result, part = score_piece(pieces[i], None, ctx, qrels, 2 * i + 1)
                 yield pickle.dumps(("ok", i, result, part))
             except (ValueError, TypeError) as err:  # bad data: told on the driver, not retried
                 yield pickle.dumps(("error", type(err).__name__, str(err)))
@@ -196,16 +204,24 @@ def _score_task(task_bytes: bytes, qrels_bc, index_col: str):
         if task.staging is not None:
             attempt = ctx.attemptNumber() if ctx is not None else 0
             path = os.path.join(task.staging, f"part-{slot:06d}.a{attempt}.parquet")
-        writer = PartWriter(task.schema_out, path, keep=task.keep)
+        writer = (None if task.paired is not None
+                  else PartWriter(task.schema_out, path, keep=task.keep))
         try:
-            result = score_partition(_coalesce(batches, task.batch_rows),
-                                     Scorer(task.opts, qrels), writer)
-            payload = ("ok", slot, result, writer.close())
+            if writer is None:  # a comparison: its partition's Stats
+                result, stats = paired_partition(_coalesce(batches, task.batch_rows),
+                                                 task.paired)
+                payload = ("ok", slot, result, stats)
+            else:
+                result = score_partition(_coalesce(batches, task.batch_rows),
+                                         Scorer(task.opts, qrels), writer)
+                payload = ("ok", slot, result, writer.close())
         except (ValueError, TypeError) as err:  # bad data: told on the driver, not retried
-            writer.abort()
+            if writer is not None:
+                writer.abort()
             payload = ("error", type(err).__name__, str(err))
         except BaseException:
-            writer.abort()
+            if writer is not None:
+                writer.abort()
             raise
         yield pa.RecordBatch.from_pydict({index_col: [pickle.dumps(payload)]},
                                          schema=pa.schema([(index_col, pa.binary())]))
@@ -458,3 +474,114 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
     items = [_unpack(pickle.loads(row[payload_col])) for row in rows]
     return _report(stitch(_in_order(items), opts, judged, output, schema_out), opts, output,
                    describe, schema_out)
+
+
+def compare(source, systems, *, spark=None, order: str | None = None,
+            partitions: int | None = None, batch_rows: int = COALESCE_ROWS,
+            progress: bool = False, **kwargs) -> Comparison:
+    """:func:`fastndcg.compare` in Spark: the same arguments, the same
+    :class:`~fastndcg.compare.Comparison`, bit for bit.
+
+    The log is read as :func:`evaluate` reads it (a Parquet path sorted by query by
+    the executors themselves, anything else through Spark's shuffle by query); each
+    task scores every system on its whole queries and returns mergeable sums
+    (:mod:`fastndcg.paired`), which the driver merges exactly before it runs the
+    tests. Up to 1,000,000 queries the tasks send their per-query values as well and
+    the query-level methods run on them; above, the bucket methods (see
+    :mod:`fastndcg.compare`), with memory flat in the number of queries.
+
+    Parameters
+    ----------
+    source : a Spark DataFrame, a table name or a Parquet path (as for :func:`evaluate`):
+        a log whose score columns are the systems.
+    systems : the score columns (a list, or a dict {name: column}); at least two.
+    spark, order, partitions, batch_rows : as for :func:`evaluate`.
+    **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
+        ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
+        against qrels are compared on one machine.
+
+    Example
+    -------
+    >>> import fastndcg.spark                                        # doctest: +SKIP
+    >>> cmp = fastndcg.spark.compare("logs/", ["score_a", "score_b"], k=10)  # doctest: +SKIP
+    """
+    _require()
+    started = time.perf_counter()
+    progress = V.flag(progress, "progress")
+    check_log_only(kwargs, "fastndcg.spark.compare")
+    st = settings(systems, **kwargs)
+    opts_list, roles, plan = prepare(source, st)
+    if order is not None:
+        V.text(order, "order", what="a column name")
+        if order in roles:
+            raise ValueError(f"order={order!r} is also the {roles[order]} column; name the "
+                             f"column whose ascending order is the input order")
+        roles = {**roles, order: "order"}
+        opts_list = [dataclasses.replace(o, order=order) for o in opts_list]
+    if partitions is not None:
+        V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
+    spark = _session(spark)
+    scorer = PairedScorer(opts_list, plan)
+    opts = opts_list[0]
+    read = _is_path(source)
+    if opts.ties in _INPUT_ORDER and order is None and not read:
+        raise ValueError(f"ties={opts.ties!r} ranks tied scores by their input order, which "
+                         f"Spark does not keep across shuffles: give order= (a column whose "
+                         f"ascending order is the input order), or use ties='average'")
+    from ._cache import cache_dir
+    where = cache_dir()
+    task = _Task(opts, None, False, None, batch_rows, str(where) if where else None, scorer)
+    out = None
+    if read:
+        text = V.input_path(source, "source")
+        inputs = io.input_paths(text)
+        out = _read_paired(spark, text, roles, task, partitions)
+        if out is None:
+            if opts.ties in _INPUT_ORDER and order is None:
+                raise ValueError(f"the log {V.shown(text)} is not sorted by query, so Spark "
+                                 f"must shuffle it, and ties={opts.ties!r} (by input order) "
+                                 f"then needs order=; or sort the files by query, or use "
+                                 f"ties='average'")
+            df, describe, _ = _dataframe(text, spark)
+            describe += " (not sorted by query: shuffled by Spark)"
+    else:
+        df, describe, inputs = _dataframe(source, spark)
+    if out is None:
+        out = _shuffle_paired(spark, df, describe, roles, task, order, partitions)
+    stats, totals, describe = out
+    check_nonempty(totals.n_rows, describe, None, None)
+    return result(st, stats, system_reports(totals, plan, describe, inputs), started,
+                  tuple(inputs), progress)
+
+
+def _read_paired(spark, source: str, roles: dict, task: _Task, partitions: int | None):
+    """The read path of a comparison: (Stats, Totals, description), or None when the
+    log is not sorted by query."""
+    sc = spark.sparkContext
+    pieces, schema, describe, _ = list_parquet(source, roles, PARTITION_ROWS,
+                                               min_pieces=partitions or sc.defaultParallelism)
+    ctx = Context(task.opts, list(roles), schema, None, task.batch_rows, False, None)
+    tasks = sc.parallelize(range(len(pieces)), len(pieces)).mapPartitions(
+        _read_task(pickle.dumps(task), pickle.dumps((pieces, ctx)), None))
+    items = [_unpack(pickle.loads(b)) for b in _collect(tasks)]
+    stats, totals, ordered, _ = merge_pieces(_in_order(items), task.paired)
+    return (stats, totals, describe) if ordered else None
+
+
+def _shuffle_paired(spark, df, describe: str, roles: dict, task: _Task, order: str | None,
+                    partitions: int | None):
+    """The shuffle path of a comparison: rows brought together by query, each
+    partition scored into Stats."""
+    from pyspark.sql import functions as F
+
+    io.check_columns(_arrow_schema(df), roles, describe)
+    query = task.opts.query
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+    grouped = df.select(*list(roles)).repartition(n, F.col(query)).sortWithinPartitions(
+        *([query] + ([order] if order else [])))
+    payload_col = "fastndcg_payload"
+    rows = _collect(grouped.mapInArrow(_score_task(pickle.dumps(task), None, payload_col),
+                                       f"{payload_col} binary"))
+    items = [_unpack(pickle.loads(row[payload_col])) for row in rows]
+    stats, totals, _, _ = merge_pieces(_in_order(items), task.paired)
+    return stats, totals, describe
