@@ -218,8 +218,24 @@ def _parser() -> _Parser:
                     help="bootstrap and randomization resamples (default 10000)")
     cm.add_argument("--seed", type=_seed, default=0,
                     help="seed of the resampling: the same seed gives the same numbers")
-    cm.add_argument("--tests", default="randomization,t,wilcoxon",
-                    help="some of randomization,t,wilcoxon (default all)")
+    cm.add_argument("--tests", default=None,
+                    help="some of randomization,t,wilcoxon (default: all those the method "
+                         "has; above 1,000,000 queries randomization,t)")
+    cm.add_argument("--method", default="auto", choices=["auto", "queries", "buckets"],
+                    help="auto: query by query up to 1,000,000 queries, over hashed buckets "
+                         "of queries above (memory flat); queries / buckets: always that")
+    cm.add_argument("--buckets", type=_positive, default=1000,
+                    help="hashed buckets of queries of the bucket method (default 1000)")
+    cm.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run on the Dask cluster of this scheduler (needs fastndcg[dask])")
+    cm.add_argument("--workers", type=_positive, metavar="N",
+                    help="run on a local Dask cluster of N worker processes")
+    cm.add_argument("--spark", nargs="?", const="local[*]", metavar="MASTER",
+                    help="run on Spark (needs fastndcg[spark]): the log is a table name or "
+                         "a Parquet path; MASTER defaults to local[*]")
+    cm.add_argument("--order-col", metavar="COLUMN",
+                    help="with --spark: the column whose order is the input order "
+                         "(needed by --ties stable on a shuffle)")
     cm.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"],
                     help="correction of the p-values for multiple comparisons (bh: "
                          "Benjamini-Hochberg)")
@@ -477,17 +493,42 @@ def _compare(args) -> int:
             raise _UsageError("--plot needs matplotlib: pip install 'fastndcg[plot]'") from None
     settings = dict(baseline=args.baseline, qrels=args.qrels, segment=args.segment,
                     confidence=args.confidence, n_resamples=args.resamples, seed=args.seed,
-                    tests=args.tests, correction=args.correction, **options)
+                    tests=args.tests, correction=args.correction, method=args.method,
+                    buckets=args.buckets, **options)
+    if args.scheduler and args.workers:
+        raise _UsageError("--scheduler (an existing cluster) and --workers (a new local one) "
+                          "contradict each other; give one")
+    if args.spark is not None and (args.scheduler or args.workers):
+        raise _UsageError("--spark and --scheduler/--workers choose different engines; give one")
+    if args.order_col is not None and args.spark is None:
+        raise _UsageError("--order-col is read by --spark only (one machine keeps the input "
+                          "order); drop it, or add --spark")
+    engine = ("spark" if args.spark is not None
+              else "dask" if (args.scheduler or args.workers) else None)
+    if engine and args.qrels is not None:
+        raise _UsageError(f"--{'spark' if engine == 'spark' else 'workers/--scheduler'} "
+                          f"compare the score columns of a log; compare runs against --qrels "
+                          f"on this machine (drop the flag)")
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         check_arguments(systems, **settings)
     except (ValueError, TypeError) as err:
         text = str(err)
         for api, flag in (("baseline=", "--baseline "),
                           ("complete=True", "--complete"), ("tests must", "--tests must"),
-                          ("confidence must", "--confidence must"), ("segment=", "--segment ")):
+                          ("confidence must", "--confidence must"), ("segment=", "--segment "),
+                          ("method='buckets'", "--method buckets"),
+                          ("method='queries'", "--method queries"),
+                          ("method='auto'", "--method auto"), ("buckets must", "--buckets must")):
             text = text.replace(api, flag)
         raise _UsageError(text) from None
-    result = compare(source, systems, progress=_show_progress(args), **settings)
+    if engine == "spark":
+        result = _on_spark(args, lambda spark, fspark: fspark.compare(
+            source, systems, spark=spark, order=args.order_col, **settings))
+    elif engine == "dask":
+        result = _on_dask(args, lambda fdask, **where: fdask.compare(
+            source, systems, **where, **settings))
+    else:
+        result = compare(source, systems, progress=_show_progress(args), **settings)
     if args.format == "json":
         print(json.dumps(result.to_dict()))
     elif args.format == "markdown":
@@ -504,21 +545,37 @@ def _compare(args) -> int:
 
 
 def _evaluate_on_spark(args, options: dict) -> int:
-    try:
-        from pyspark.sql import SparkSession
-        from . import spark as fspark
-    except ImportError:
-        raise ValueError("--spark needs pyspark: pip install 'fastndcg[spark]'") from None
     if len(args.source) > 1:
         raise _UsageError(f"--spark evaluates one table or path, got {len(args.source)} inputs")
     if args.per_query and os.path.splitext(args.per_query.rstrip("/"))[1]:
         raise _UsageError(f"--per-query must name a directory with --spark (the executors "
                           f"write Parquet parts there), got {args.per_query!r}")
+    source = args.source[0]
+    report = _on_spark(args, lambda spark, fspark: fspark.evaluate(
+        source, spark=spark, order=args.order_col, per_query=args.per_query or False,
+        **options))
+    if args.format == "json":
+        print(_json(report.to_dict()))
+    else:
+        print(f"{source}  (Spark {args.spark})" + (f"  (qrels {args.qrels})" if args.qrels else ""))
+        print(report.format_table())
+        if args.per_query:
+            print(f"per-query results: {args.per_query}")
+    return 0
+
+
+def _on_spark(args, run):
+    """``run(spark, fastndcg.spark)`` in a Spark session of master ``--spark``, Spark's
+    own log kept out of the terminal (and left in a file when something failed)."""
+    try:
+        from pyspark.sql import SparkSession
+        from . import spark as fspark
+    except ImportError:
+        raise ValueError("--spark needs pyspark: pip install 'fastndcg[spark]'") from None
     if not re.fullmatch(r"local(\[(\*|\d+)(,\s*\d+)?\])?|(spark|k8s|mesos)://\S+|yarn",
                         args.spark):
         raise _UsageError(f"--spark takes a Spark master URL (local, local[4], local[*], "
                           f"spark://host:7077, yarn, k8s://...), got {V.shown(args.spark)}")
-    source = args.source[0]
     import warnings
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
     # the JVM Spark starts inherits this stderr for its life: its banner and log go to
@@ -540,31 +597,29 @@ def _evaluate_on_spark(args, options: dict) -> int:
         log.close()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        report = fspark.evaluate(source, spark=spark, order=args.order_col,
-                                 per_query=args.per_query or False, **options)
+        out = run(spark, fspark)
     except fspark.SparkJobFailed as err:
         raise ValueError(f"{err} (Spark's log: {log.name})") from None  # one line, exit 1
     finally:
         spark.stop()
     os.unlink(log.name)  # nothing went wrong: Spark's log is of no use
-    if args.format == "json":
-        print(_json(report.to_dict()))
-    else:
-        print(f"{source}  (Spark {args.spark})" + (f"  (qrels {args.qrels})" if args.qrels else ""))
-        print(report.format_table())
-        if args.per_query:
-            print(f"per-query results: {args.per_query}")
-    return 0
+    return out
 
 
 def _evaluate_on_dask(args, source: str, options: dict):
+    return _on_dask(args, lambda fdask, **where: fdask.evaluate(source, **where, **options))
+
+
+def _on_dask(args, run):
+    """``run(fastndcg.dask, workers=N)`` or ``run(fastndcg.dask, client=Client)``
+    (``--scheduler``), the client closed afterwards."""
     try:
         import distributed
         from . import dask as fdask
     except ImportError:
         raise ValueError("--scheduler and --workers need Dask: pip install 'fastndcg[dask]'") from None
     if args.workers:
-        return fdask.evaluate(source, workers=args.workers, **options)
+        return run(fdask, workers=args.workers)
     try:
         client = distributed.Client(args.scheduler, timeout=10)
     except (OSError, ValueError, TypeError) as err:
@@ -572,7 +627,7 @@ def _evaluate_on_dask(args, source: str, options: dict):
                          f"{' '.join(str(err).split()) or type(err).__name__}; check the "
                          f"address (e.g. tcp://host:8786)") from None
     with client:
-        return fdask.evaluate(source, client=client, **options)
+        return run(fdask, client=client)
 
 
 def _synth(args) -> int:
