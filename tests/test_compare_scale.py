@@ -15,8 +15,9 @@ What is checked, and against what:
   and bucket intervals and randomization p-values agree within their Monte Carlo
   error;
 * in a simulation with known truth (2,000 synthetic paired logs with no effect,
-  2,000 with an effect), the intervals cover at their nominal rate and the tests
-  keep their level, within binomial error;
+  1,000 with an effect; 4,000 queries each, the default 1,000 buckets), the
+  intervals cover at their nominal rate and the tests keep their level, within
+  binomial error (exact binomial tests at the 0.001 level);
 * Wilcoxon is refused by name above the size, with a message saying why and what
   to use; scattered queries fall back to the query-level path or are refused.
 """
@@ -251,7 +252,7 @@ def _simulate(effect: float, reps: int, seed: int) -> dict:
     paired logs of per-query values (NDCG-like: in [0, 1], many ties)."""
     rng = np.random.default_rng(seed)
     cover_diff = cover_mean = rej_rand = rej_t = 0
-    n = 1000
+    n = 4000  # queries a log, in the default 1,000 buckets
     for r in range(reps):
         base = np.round(rng.beta(2, 2, n) * 8) / 8  # 9 levels: ties
         if effect == 0:  # exchangeable pairs: each difference symmetric about 0
@@ -265,10 +266,10 @@ def _simulate(effect: float, reps: int, seed: int) -> dict:
             a = base
             b = base + effect + rng.normal(0, 0.2, n)
             true_diff, true_mean = effect, 0.5
-        s = stats_of(np.column_stack([a, b]), rng.integers(0, 1 << 62, n), n_buckets=100,
+        s = stats_of(np.column_stack([a, b]), rng.integers(0, 1 << 62, n), n_buckets=1000,
                      seed=r)
-        st_r = fcompare.settings(["a", "b"], n_resamples=999, seed=r, buckets=100,
-                                 method="buckets", tests=["randomization", "t"])
+        st_r = fcompare.settings(["a", "b"], n_resamples=999, seed=r, method="buckets",
+                                 tests=["randomization", "t"])
         systems, tests = fcompare._bucket_tests(s, st_r, ["m"])
         row = tests.to_pylist()[0]
         cover_diff += row["ci_low"] <= true_diff <= row["ci_high"]
@@ -294,10 +295,10 @@ def test_simulation_intervals_cover_and_tests_keep_their_level():
     assert _binomial_ok(null["mean"], 0.95, reps), null
     assert _binomial_ok(null["rand"], 0.05, reps), null
     assert _binomial_ok(null["t"], 0.05, reps), null
-    alt = _simulate(0.02, reps, seed=2)
-    assert _binomial_ok(alt["diff"], 0.95, reps), alt
-    assert _binomial_ok(alt["mean"], 0.95, reps), alt
-    assert alt["rand"] > 0.5 and alt["t"] > 0.5, alt  # an effect of 0.02 is found
+    alt = _simulate(0.01, reps // 2, seed=2)
+    assert _binomial_ok(alt["diff"], 0.95, reps // 2), alt
+    assert _binomial_ok(alt["mean"], 0.95, reps // 2), alt
+    assert alt["rand"] > 0.5 and alt["t"] > 0.5, alt  # an effect of 0.01 is mostly found
 
 
 # --------------------------------------------------------------------------- odd logs
