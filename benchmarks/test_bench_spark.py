@@ -279,3 +279,77 @@ def test_spark_worker_memory_is_flat(benchmark, tmp_path_factory):
         print(f"{c}: peak worker RSS {peaks[f'{c} 1x'] / 2**20:.0f} MiB on {n:,} queries, "
               f"{peaks[f'{c} 10x'] / 2**20:.0f} MiB on {10 * n:,} "
               f"({peaks[f'{c} 10x'] / peaks[f'{c} 1x']:.2f}x)")
+
+
+# ---------------------------------------------------------------- comparing two rankers
+
+def _two_systems(path: str) -> str:
+    """The log with a second score column ``score_b`` (the first plus seeded noise)."""
+    out = path.replace(".parquet", "-b.parquet")
+    if not os.path.exists(out) or pq.ParquetFile(out).metadata.num_rows != \
+            pq.ParquetFile(path).metadata.num_rows:
+        f = pq.ParquetFile(path)
+        rng = np.random.default_rng(7)
+        schema = f.schema_arrow.append(pa.field("score_b", pa.float32()))
+        with pq.ParquetWriter(out + ".tmp", schema) as w:
+            for g in range(f.num_row_groups):
+                t = f.read_row_group(g)
+                noise = rng.normal(0, 0.3, t.num_rows)
+                b = (t.column("score").to_numpy().astype(np.float64) + noise).astype(np.float32)
+                w.write_table(t.append_column("score_b", pa.array(b)))
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def sql_means_and_interval(spark, path: str) -> tuple:
+    """Spark SQL: NDCG@10 of both systems per query (window functions), their means
+    and a normal-approximation 95% interval of the mean difference."""
+    from pyspark.sql import Window, functions as F
+    df = spark.read.parquet(path)
+    gain = F.pow(F.lit(2.0), F.col("label")) - 1
+    ideal = Window.partitionBy("query_id").orderBy(F.desc("label"))
+    ra = Window.partitionBy("query_id").orderBy(F.desc("score"), F.asc("doc_id"))
+    rb = Window.partitionBy("query_id").orderBy(F.desc("score_b"), F.asc("doc_id"))
+
+    def dcg(rank):
+        return F.sum(F.when(F.col(rank) <= K, gain / F.log2(F.col(rank) + 1)).otherwise(0))
+
+    q = (df.withColumn("ra", F.row_number().over(ra)).withColumn("rb", F.row_number().over(rb))
+           .withColumn("ri", F.row_number().over(ideal))
+           .groupBy("query_id").agg(dcg("ra").alias("da"), dcg("rb").alias("db"),
+                                    dcg("ri").alias("di")))
+    nd = q.select(F.when(F.col("di") > 0, F.col("da") / F.col("di")).otherwise(0).alias("a"),
+                  F.when(F.col("di") > 0, F.col("db") / F.col("di")).otherwise(0).alias("b"))
+    row = nd.select(F.avg("a"), F.avg("b"), F.stddev_samp(F.col("b") - F.col("a")),
+                    F.count("*")).collect()[0]
+    mean_a, mean_b, sd, n = row
+    half = 1.959963984540054 * sd / n ** 0.5
+    return mean_a, mean_b, (mean_b - mean_a - half, mean_b - mean_a + half)
+
+
+def spark_compare(spark, path: str) -> tuple:
+    c = fspark.compare(path, ["score", "score_b"], spark=spark, k=K, ties="stable")
+    mean_a, mean_b = c.systems["mean"].to_pylist()
+    return mean_a, mean_b, (c.tests["ci_low"][0].as_py(), c.tests["ci_high"][0].as_py())
+
+
+@pytest.fixture(scope="module")
+def compared(spark, log):
+    path = _two_systems(log[0])
+    want = fastndcg.compare(path, ["score", "score_b"], k=K, ties="stable", n_resamples=10)
+    return path, want
+
+
+@pytest.mark.benchmark(group="spark-compare")
+@pytest.mark.parametrize("name", ["fastndcg.spark.compare (path, read by the executors)",
+                                  "Spark SQL: two means and a normal interval"])
+def test_spark_compare(benchmark, spark, compared, name):
+    path, want = compared
+    fn = spark_compare if name.startswith("fastndcg") else sql_means_and_interval
+    mean_a, mean_b, _ = fn(spark, path)  # warm, and the same means first
+    assert abs(mean_a - want.systems["mean"][0].as_py()) < TOL_MEAN
+    assert abs(mean_b - want.systems["mean"][1].as_py()) < TOL_MEAN
+    benchmark.pedantic(fn, args=(spark, path), rounds=ROUNDS, iterations=1)
+    _data.describe(benchmark, system=name, role="fastndcg" if fn is spark_compare else "peer",
+                   case="2 systems")
+    benchmark.extra_info.update(queries=_queries(), target_ratio=5)
