@@ -77,6 +77,7 @@ def no_shuffle(monkeypatch):
     def shuffle(*args, **kwargs):
         raise AssertionError("the shuffle path ran")
     monkeypatch.setattr(fspark, "_run", shuffle)
+    monkeypatch.setattr(fspark, "_shuffle_paired", shuffle)
 
 
 @pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "stable"])
@@ -339,3 +340,53 @@ def test_command_line_on_spark_reads_a_path_and_speaks_in_one_line(tmp_path):
     assert bad.returncode == 1 and bad.stdout == ""
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and "'grade'" in lines[0] and "--label-col" in lines[0], bad.stderr
+
+
+# --------------------------------------------------------------------------- compare
+
+@pytest.mark.parametrize("method", ["auto", "buckets"])
+def test_compare_equals_one_machine_bit_for_bit(spark, tmp_path, no_shuffle, method):
+    """A sorted path read by the executors (queries straddling the pieces) and a
+    shuffled DataFrame give the one-machine Comparison, bit for bit."""
+    from test_compare import make_log
+    table = make_log(500, n_systems=3, n_segments=3, seed=4)
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=113)
+    systems = ["score_a", "score_b", "score_c"]
+    kw = dict(k=[5, 10], segment="market", n_resamples=400, method=method)
+    want = fastndcg.compare(table, systems, **kw)
+    got = fspark.compare(str(path), systems, spark=spark, partitions=4, **kw)
+    assert got.method == want.method == ("queries" if method == "auto" else "buckets")
+    assert got.systems.equals(want.systems) and got.tests.equals(want.tests)
+
+
+def test_compare_shuffled_dataframe_and_stable_ties(spark, tmp_path):
+    from test_compare import make_log
+    table = make_log(300, n_systems=2, n_segments=1, seed=6)
+    table = table.append_column("pos", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    kw = dict(n_resamples=300, method="buckets", ties="stable")
+    want = fastndcg.compare(table, ["score_a", "score_b"], **kw)
+    df = spark.createDataFrame(table.to_pandas())
+    with pytest.raises(ValueError, match=r"ties='stable'.*order="):
+        fspark.compare(df, ["score_a", "score_b"], spark=spark, **kw)
+    got = fspark.compare(df, ["score_a", "score_b"], spark=spark, order="pos", **kw)
+    assert got.tests.equals(want.tests) and got.systems.equals(want.systems)
+
+
+def test_compare_on_the_command_line_with_spark(tmp_path):
+    from test_compare import make_log
+    table = make_log(300, n_systems=2, n_segments=1, seed=8)
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=100)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    out = subprocess.run([sys.executable, "-m", "fastndcg", "compare", str(path), "--systems",
+                          "score_a,score_b", "--spark", "local[2]", "--resamples", "300",
+                          "--format", "json"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    import json
+    got = json.loads(out.stdout)
+    want = fastndcg.compare(table, ["score_a", "score_b"], n_resamples=300)
+    assert [r["p_t"] for r in got["tests"]] == want.tests["p_t"].to_pylist()
+    assert [r["ci_high"] for r in got["tests"]] == want.tests["ci_high"].to_pylist()
