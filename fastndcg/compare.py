@@ -105,7 +105,7 @@ from ._arrow import as_numpy, concat_ids, from_numpy
 from ._progress import Progress
 from .chunks import query_chunks, run_ids
 from .evaluate import check_nonempty, check_options, evaluate
-from .paired import PairedScorer, Plan, Stats, bucket_key, paired_partition
+from .paired import PairedScorer, Plan, Stats, bucket_key, paired_partition, segment_of
 from .partition import read_as
 from .report import Report, Rows, Totals, value_names
 from .scattered import IdSpill
@@ -367,20 +367,7 @@ def _segment_of_queries(source, st: _Settings, query: str) -> tuple[pa.Array, pa
     src = io.open_source(source, {query: "query", col: "segment"})
     ids_parts, seg_parts = [], []
     for chunk in query_chunks(src.batches(), query):
-        seg = chunk.table.column(col)
-        if isinstance(seg, pa.ChunkedArray):
-            seg = seg.combine_chunks()
-        if pa.types.is_dictionary(seg.type):
-            seg = seg.dictionary_decode()
-        starts = chunk.offsets[:-1]
-        firsts = seg.take(pa.array(starts))
-        lengths = np.diff(chunk.offsets)
-        spread = firsts.take(pa.array(np.repeat(np.arange(len(starts)), lengths)))
-        differs = pc.not_equal(seg, spread)
-        if pc.any(differs).as_py():
-            row = pc.index(differs, True).as_py()
-            q = int(np.searchsorted(chunk.offsets, row, side="right")) - 1
-            _varies(col, chunk.ids[q], firsts[q], seg[row])
+        firsts = segment_of(chunk, col)
         ids_parts.append(chunk.ids)
         seg_parts.append(firsts)
     if not ids_parts:

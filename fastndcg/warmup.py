@@ -197,6 +197,7 @@ def _compare() -> Callable[[], None]:
         rep = pa.concat_tables([log.set_column(0, "query_id", pa.array(
             np.asarray(log.column("query_id")) + 100 * i)) for i in range(n)])
         compare(rep, ["score", "score_b"], k=10, n_resamples=200)
+        compare(rep, ["score", "score_b"], k=10, n_resamples=200, method="buckets")
     return run
 
 
@@ -207,7 +208,8 @@ def _steps():
         kind = "integer ids" if int_ids else "string ids"
         steps.append((f"qrels join, {kind}", _qrels_mode(int_ids)))
         steps.append((f"search log, {kind}", _log_mode(int_ids)))
-    steps.append(("comparisons (bootstrap, sign-flip)", _compare()))
+    steps.append(("comparisons (bootstrap, sign-flip; over queries and over buckets)",
+                  _compare()))
     return steps
 
 
@@ -221,7 +223,8 @@ def _dispatchers():
     out = []
     # (not .nested: ranx's objects have a variant for each width of their document
     # ids, compiled on first use, which no warm-up can foresee)
-    for name in ("rank", "measures", "score", "scan", "join", "hashing", "runs", "resample"):
+    for name in ("rank", "measures", "score", "scan", "join", "hashing", "runs", "resample",
+                 "paired"):
         module = importlib.import_module(f"{_kernels.__name__}.{name}")
         out += [f for f in vars(module).values() if isinstance(f, Dispatcher)]
     return out
