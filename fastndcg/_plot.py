@@ -245,7 +245,9 @@ def plot_comparison(c, path, measure):
                  + (f" in {len(segments)} segments{by}" if c.segmented else "")
                  + f"; baseline: {_short(c.baseline, 48)}",
                  fontsize=12, fontweight="bold")
-    fig.supxlabel(f"Intervals: {pct} percentile bootstrap, {c.n_resamples:,} resamples "
+    over = (f" over {c.n_buckets:,} hashed buckets of queries"
+            if getattr(c, "method", "queries") == "buckets" else "")
+    fig.supxlabel(f"Intervals: {pct} percentile bootstrap{over}, {c.n_resamples:,} resamples "
                      f"(not corrected). p: {test} test, two-sided, {how}; "
                      f"* and a filled marker: p < {alpha:g}.",
                   fontsize=8.5, color="0.3")

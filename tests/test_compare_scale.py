@@ -161,6 +161,9 @@ def test_above_the_size_the_buckets_are_used(big_log, monkeypatch):
     text = got.format_table()
     assert "over 1,000 hashed buckets of queries" in text and "Wilcoxon not run" in text
     assert got.to_dict()["method"] == "buckets"
+    pytest.importorskip("matplotlib")
+    fig = got.plot()
+    assert "over 1,000 hashed buckets of queries" in fig._supxlabel.get_text()
     with pytest.raises(ValueError, match=r"Wilcoxon signed-rank test ranks every query.*"
                                          r"4,000 queries, above the 1,000.*randomization and t"):
         fastndcg.compare(big_log, SYSTEMS, n_resamples=300, tests=["t", "wilcoxon"])
