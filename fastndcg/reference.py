@@ -241,7 +241,8 @@ def idcg(labels, offsets=None, *, query_ids=None, k=10, gain="exp2", log_base: f
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
-_STREAMS = {"block": 0xB10C, "row": 0x5B0075, "flip": 0xF119}
+_STREAMS = {"block": 0xB10C, "row": 0x5B0075, "flip": 0xF119, "bucket_boot": 0xB0C4E7,
+            "bucket_flip": 0xF11B0C}
 BLOCK_SHIFT = 11  # bootstrap blocks of 2,048 rows
 
 
@@ -337,6 +338,55 @@ def signflip_means(diffs: Sequence[Sequence[float]], offsets: Sequence[int],
                      for i in range(size)]
             per_group.append([sum(sg * d[start + i] for i, sg in enumerate(signs)) / size
                               for d in diffs])
+        out.append(per_group)
+    return out
+
+
+def bucket_of(id_hash: int, seed: int, n_buckets: int) -> int:
+    """The bucket of a query whose id hashes to ``id_hash`` (``mix(id)`` for an
+    integer id): ``mix(id_hash ^ mix(seed ^ 0xB0C4E75EED)) mod n_buckets``."""
+    key = _mix((int(seed) ^ 0xB0C4E75EED) & _MASK64)
+    return _mix(int(id_hash) ^ key) % n_buckets
+
+
+def bucket_bootstrap(sums: Sequence, counts: Sequence, n_resamples: int, seed: int) -> list:
+    """``out[g][r][q]``: resample r of group g draws B buckets with replacement (B =
+    the number of buckets; draw t is bucket ``floor(u * B / 2**64)`` for number t of
+    the "bucket_boot" stream) and divides the drawn buckets' sum of column q (added
+    in draw order) by their queries; NaN when they hold none."""
+    out = []
+    for g, (gsums, gcounts) in enumerate(zip(sums, counts)):
+        nb = len(gcounts)
+        per_group = []
+        for r in range(n_resamples):
+            key = stream_key(seed, "bucket_boot", g, r)
+            acc = [0.0] * len(gsums[0])
+            n = 0.0
+            for t in range(nb):
+                j = (random_number(key, t) * nb) >> 64
+                n += gcounts[j]
+                for q in range(len(acc)):
+                    acc[q] += gsums[j][q]
+            per_group.append([a / n if n > 0 else math.nan for a in acc])
+        out.append(per_group)
+    return out
+
+
+def bucket_signflip(dsums: Sequence, n_resamples: int, seed: int) -> list:
+    """``out[g][r][p]``: the sum over buckets b (in order) of bucket b's difference
+    sum of pair p, kept when bit b % 64 of number b // 64 of the "bucket_flip"
+    stream of resample r is set, else negated."""
+    out = []
+    for g, gsums in enumerate(dsums):
+        per_group = []
+        for r in range(n_resamples):
+            key = stream_key(seed, "bucket_flip", g, r)
+            acc = [0.0] * len(gsums[0])
+            for b, row in enumerate(gsums):
+                keep = (random_number(key, b // 64) >> (b % 64)) & 1
+                for p in range(len(acc)):
+                    acc[p] = acc[p] + row[p] if keep else acc[p] - row[p]
+            per_group.append(acc)
         out.append(per_group)
     return out
 

@@ -348,3 +348,36 @@ def test_cli_method_buckets(tmp_path, big_log):
                   "--tests", "wilcoxon")
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "--method queries" in out.stderr
+
+
+# --------------------------------------------------------------------------- the reference
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 140), st.integers(1, 3), st.integers(1, 12),
+       st.integers(0, 2 ** 64 - 1), st.integers(0, 2 ** 32))
+def test_bucket_resampling_kernels_equal_the_reference(n_groups, n_buckets, n_cols, n_resamples,
+                                                        seed, data_seed):
+    from fastndcg import reference
+    rng = np.random.default_rng(data_seed)
+    counts = rng.integers(0, 4, (n_groups, n_buckets)) * (rng.random((n_groups, n_buckets)) < 0.7)
+    sums = rng.integers(-8, 9, (n_groups, n_buckets, n_cols)) / 4 * (counts[..., None] > 0)
+    got = K.bucket_bootstrap(sums, counts.astype(float), n_resamples, np.uint64(seed))
+    want = reference.bucket_bootstrap(sums.tolist(), counts.tolist(), n_resamples, seed)
+    np.testing.assert_array_equal(got, np.array(want))
+    got = K.bucket_signflip(np.ascontiguousarray(sums), n_resamples, np.uint64(seed))
+    want = reference.bucket_signflip(sums.tolist(), n_resamples, seed)
+    np.testing.assert_array_equal(got, np.array(want))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), min_size=1, max_size=60, unique=True),
+       st.integers(0, 2 ** 64 - 1), st.integers(1, 50))
+def test_queries_go_to_the_reference_bucket(ids, seed, n_buckets):
+    from fastndcg import reference
+    values = np.full((len(ids), 2), 0.5)
+    s = stats_of(values, np.array(ids, np.int64), n_buckets=n_buckets, seed=seed)
+    want = np.zeros(n_buckets, np.int64)
+    for q in ids:
+        h = reference._mix(q & ((1 << 64) - 1))  # the stable hash of an integer id
+        want[reference.bucket_of(h, seed, n_buckets)] += 1
+    assert s.counts[0].tolist() == want.tolist()
