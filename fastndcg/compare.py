@@ -111,8 +111,8 @@ from .report import Report, Rows, Totals, value_names
 from .scattered import IdSpill
 from .presets import DEFAULT_K
 
-__all__ = ["compare", "Comparison", "check_arguments", "settings", "prepare", "result",
-           "system_reports", "TESTS", "CORRECTIONS", "METHODS", "SCALE_QUERIES"]
+__all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS", "METHODS",
+           "SCALE_QUERIES"]
 
 TESTS = ("randomization", "t", "wilcoxon")
 METHODS = ("auto", "queries", "buckets")
@@ -889,7 +889,7 @@ class Comparison:
     """
     systems: pa.Table
     tests: pa.Table
-    per_query: pa.Table
+    per_query: pa.Table | None
     reports: dict
     n_left_out: int
     confidence: float
