@@ -103,12 +103,11 @@ from fractions import Fraction
 
 from ._arrow import as_numpy, concat_ids, from_numpy
 from ._progress import Progress
-from .chunks import query_chunks, run_ids
-from .evaluate import check_nonempty, check_options, evaluate
+from .chunks import query_chunks
+from .evaluate import check_nonempty, check_options, evaluate, repeated_ids
 from .paired import PairedScorer, Plan, Stats, bucket_key, paired_partition, segment_of
 from .partition import read_as
 from .report import Report, Rows, Totals, value_names
-from .scattered import IdSpill
 from .presets import DEFAULT_K
 
 __all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS", "METHODS",
@@ -418,19 +417,15 @@ def _segment_mapping(segment, id_type: pa.DataType) -> tuple[pa.Array, pa.Array]
 
 def _check_log(source, st: _Settings) -> None:
     """A log whose score columns are the systems: readable again, every column there."""
+    _refuse_reader(source)
+    io.open_source(source, prepare(source, st)[1])  # every column exists, usable type
+
+
+def _refuse_reader(source) -> None:
     if isinstance(source, pa.RecordBatchReader):
         raise TypeError("compare may read the log more than once (to regroup queries whose "
                         "rows are not adjacent), and a RecordBatchReader can be read only "
                         "once; pass a Parquet path, a Table or a Dataset")
-    query = st.options.get("query", "query_id")
-    roles = {query: "query", st.options.get("label", "label"): "label"}
-    roles.update({c: "system" for c in st.items})
-    if isinstance(st.segment, str):
-        if st.segment in roles:
-            raise ValueError(f"segment={st.segment!r} is also the {roles[st.segment]} "
-                             f"column; name a column of segment values")
-        roles[st.segment] = "segment"
-    io.open_source(source, roles)  # every column exists, with a usable type
 
 
 def _values(source, qrels, st: _Settings, progress: bool) -> _Values:
@@ -702,13 +697,7 @@ def _streamed(source, st: _Settings, progress: bool):
         bar.close()
     if not result.sorted:
         query = opts_list[0].query
-        spill = IdSpill(expected=result.n_runs)
-        try:
-            for ids in run_ids(src.batches(columns=[query]), query):
-                spill.add(ids)
-            dup = spill.duplicates()
-        finally:
-            spill.close()
+        dup = repeated_ids(src, query, result.n_runs)
         if dup is not None:
             if st.method == "buckets":
                 raise ValueError(f"the rows of query {dup[0].as_py()!r} are not adjacent in "
@@ -1159,8 +1148,8 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     inputs = _input_paths(source, systems, qrels)
     streamed = None
     if qrels is None and st.method != "queries":
-        _check_log(source, st)
-        streamed = _streamed(source, st, progress)
+        _refuse_reader(source)
+        streamed = _streamed(source, st, progress)  # (its reader checks every column)
     if streamed is not None:
         stats, reports = streamed
         return result(st, stats, reports, started, inputs, progress)

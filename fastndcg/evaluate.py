@@ -351,11 +351,7 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
     part = writer.close()
     n_scattered = 0
     if not result.sorted:
-        if spill is None:
-            spill = IdSpill(expected=result.n_runs)
-            for ids in _run_ids(src, opts.query):
-                spill.add(ids)
-        dup = spill.duplicates()
+        dup = repeated_ids(src, opts.query, result.n_runs, spill)
         if dup is not None:
             if not src.rereadable:
                 part.remove()
@@ -430,9 +426,17 @@ def check_weights(totals: Totals, opts: Options) -> None:
                          f"check the column")
 
 
-def _run_ids(src: io.Source, query: str):
-    from .chunks import run_ids
-    return run_ids(src.batches(columns=[query]), query)
+def repeated_ids(src: io.Source, query: str, n_runs: int, spill: IdSpill | None = None
+                 ) -> pa.Array | None:
+    """The query ids that label more than one run of ``src`` (None: none), in memory
+    bounded by :class:`~fastndcg.scattered.IdSpill`. ``spill`` holds the run ids
+    already when the source could be read only once; else they are read again."""
+    if spill is None:
+        from .chunks import run_ids
+        spill = IdSpill(expected=n_runs)
+        for ids in run_ids(src.batches(columns=[query]), query):
+            spill.add(ids)
+    return spill.duplicates()  # (removes its files)
 
 
 def _rerun_staged(src: io.Source, opts: Options, judged: Qrels | None) -> Report:

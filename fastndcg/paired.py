@@ -64,10 +64,6 @@ class Plan:
     segment: str | None = None          # a column of the log holding each query's segment
     segment_map: tuple | None = None    # or (query ids, segments): a mapping
 
-    @property
-    def n_pairs(self) -> int:
-        return len(self.systems) - 1
-
 
 def segment_of(chunk: Chunk, column: str) -> pa.Array:
     """The segment of each query of ``chunk`` from a column of the log, checked to be
