@@ -326,17 +326,10 @@ def _evaluate(args) -> int:
         raise _UsageError("--explain adds per-query columns: give --per-query OUT to keep them")
     if args.per_query and args.no_per_query:
         raise _UsageError("--per-query and --no-per-query contradict each other; give one")
-    if args.scheduler and args.workers:
-        raise _UsageError("--scheduler (an existing cluster) and --workers (a new local one) "
-                          "contradict each other; give one")
-    if args.spark is not None and (args.scheduler or args.workers):
-        raise _UsageError("--spark and --scheduler/--workers choose different engines; give one")
-    if args.order_col is not None and args.spark is None:
-        raise _UsageError("--order-col is read by --spark only (one machine keeps the input "
-                          "order); drop it, or add --spark")
-    if args.spark is not None:
+    engine = _engine(args)
+    if engine == "spark":
         return _evaluate_on_spark(args, options)
-    distributed = bool(args.scheduler or args.workers)
+    distributed = engine == "dask"
     if args.per_query:
         ext = os.path.splitext(args.per_query.rstrip("/" + os.sep))[1].lower()
         if ext not in ("", ".parquet", ".pq", ".csv") or (distributed and ext == ".csv"):
@@ -495,16 +488,7 @@ def _compare(args) -> int:
                     confidence=args.confidence, n_resamples=args.resamples, seed=args.seed,
                     tests=args.tests, correction=args.correction, method=args.method,
                     buckets=args.buckets, **options)
-    if args.scheduler and args.workers:
-        raise _UsageError("--scheduler (an existing cluster) and --workers (a new local one) "
-                          "contradict each other; give one")
-    if args.spark is not None and (args.scheduler or args.workers):
-        raise _UsageError("--spark and --scheduler/--workers choose different engines; give one")
-    if args.order_col is not None and args.spark is None:
-        raise _UsageError("--order-col is read by --spark only (one machine keeps the input "
-                          "order); drop it, or add --spark")
-    engine = ("spark" if args.spark is not None
-              else "dask" if (args.scheduler or args.workers) else None)
+    engine = _engine(args)
     if engine and args.qrels is not None:
         raise _UsageError(f"--{'spark' if engine == 'spark' else 'workers/--scheduler'} "
                           f"compare the score columns of a log; compare runs against --qrels "
@@ -542,6 +526,22 @@ def _compare(args) -> int:
         if args.format == "table":
             print(f"plot: {args.plot}")
     return 0
+
+
+def _engine(args) -> str | None:
+    """Where the work runs: "spark", "dask" or None (here); contradictory flags are
+    usage errors."""
+    if args.scheduler and args.workers:
+        raise _UsageError("--scheduler (an existing cluster) and --workers (a new local one) "
+                          "contradict each other; give one")
+    if args.spark is not None and (args.scheduler or args.workers):
+        raise _UsageError("--spark and --scheduler/--workers choose different engines; give one")
+    if args.order_col is not None and args.spark is None:
+        raise _UsageError("--order-col is read by --spark only (one machine keeps the input "
+                          "order); drop it, or add --spark")
+    if args.spark is not None:
+        return "spark"
+    return "dask" if (args.scheduler or args.workers) else None
 
 
 def _evaluate_on_spark(args, options: dict) -> int:

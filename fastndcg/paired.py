@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 from . import _kernels as K
 from ._arrow import as_numpy, from_numpy, id_hash, plain_ids
 from .chunks import Chunk, regroup
-from .partition import Options, PartitionResult, Scored, Scorer, score_partition, sorted_before
-from .pieces import Edges
+from .partition import Options, PartitionResult, Scored, Scorer, score_partition
+from .pieces import Edges, in_order
 from .report import Rows, Totals
 
 __all__ = ["Plan", "PairedScorer", "Stats", "paired_partition", "merge_pieces",
@@ -311,19 +311,14 @@ def merge_pieces(results: list, scorer: PairedScorer) -> tuple[Stats, Totals, bo
     joined = [edges.add(i, res.head, res.tail) for i, (res, _) in enumerate(results)]
     stats = Stats.empty(scorer.plan)
     totals = Totals.empty(scorer.opts.names)
-    ordered, last, n_rows = True, None, 0
+    n_rows = 0
     for res, s in results:
         stats.merge(s)
         totals = totals.merge(res.totals)
         n_rows += res.n_rows
-        if res.first_id is None:
-            continue
-        if not res.sorted or (last is not None and not sorted_before(last, res.first_id, True)):
-            ordered = False
-        last = res.last_id
     for tables in edges.finish(len(results)).values():
         s, t = score_tables(tables, scorer)
         stats.merge(s)
         totals = totals.merge(t)
     totals.n_rows = n_rows
-    return stats, totals, ordered, joined
+    return stats, totals, in_order(results), joined

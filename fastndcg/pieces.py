@@ -246,6 +246,20 @@ class Stitched:
         return total
 
 
+def in_order(results: list) -> bool:
+    """Whether the run ids increase across the pieces' ``(PartitionResult, ...)`` in
+    log order (each piece's own, and from one piece's last to the next one's first),
+    so no query can be scattered."""
+    last = None
+    for res, _ in results:
+        if res.first_id is None:
+            continue
+        if not res.sorted or (last is not None and not sorted_before(last, res.first_id, True)):
+            return False
+        last = res.last_id
+    return True
+
+
 def stitch(results: list, opts: Options, judged: Qrels | None, output: Output,
            schema_out: pa.Schema) -> Stitched:
     """Join the edges of consecutive pieces into whole queries, score them here, and
@@ -271,8 +285,6 @@ def stitch(results: list, opts: Options, judged: Qrels | None, output: Output,
                 seen[s.judged] = True
         parts[slot], slot_totals[slot] = writer.close(), total
     n_rows = 0
-    ordered = True
-    last = None
     for i, (res, part) in enumerate(results):
         parts[2 * i + 1], slot_totals[2 * i + 1] = part, res.totals
         n_rows += res.n_rows
@@ -280,11 +292,7 @@ def stitch(results: list, opts: Options, judged: Qrels | None, output: Output,
             unjudged.append(res.unjudged)
         if seen is not None and res.seen is not None:
             seen |= res.seen
-        if res.first_id is None:
-            continue
-        if not res.sorted or (last is not None and not sorted_before(last, res.first_id, True)):
-            ordered = False
-        last = res.last_id
+    ordered = in_order(results)
     n_missing = 0
     if judged is not None:
         missing = scorer.missing(seen)

@@ -154,12 +154,44 @@ def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Recor
         yield from pa.Table.from_batches(pending).combine_chunks().to_batches()
 
 
-def _task(opts: Options, schema_out: pa.Schema, output: Output, batch_rows: int) -> _Task:
+def _task(opts: Options, schema_out: pa.Schema | None, output: Output | None, batch_rows: int,
+          paired: PairedScorer | None = None) -> _Task:
+    """The task of an evaluation writing to ``output``, or of a comparison (``paired``,
+    no output)."""
     from ._cache import cache_dir
     where = cache_dir()
-    return _Task(opts, schema_out, output.kind != "none",
-                 output.staging if output.kind == "path" else None, batch_rows,
-                 str(where) if where else None)
+    keep = output is not None and output.kind != "none"
+    staging = output.staging if output is not None and output.kind == "path" else None
+    return _Task(opts, schema_out, keep, staging, batch_rows, str(where) if where else None,
+                 paired)
+
+
+def _with_order(order: str | None, roles: dict) -> dict:
+    """The columns read, with ``order=`` among them (checked)."""
+    if order is None:
+        return roles
+    V.text(order, "order", what="a column name")
+    if order in roles:
+        raise ValueError(f"order={order!r} is also the {roles[order]} column; name the "
+                         f"column whose ascending order is the input order")
+    return {**roles, order: "order"}
+
+
+def _check_input_order(ties: str, order: str | None, unsorted: str | None = None) -> None:
+    """Spark's shuffle keeps no input order: the tie rules that read it need
+    ``order=`` there (``unsorted``: the path that has to be shuffled)."""
+    if ties not in _INPUT_ORDER or order is not None:
+        return
+    if unsorted is None:
+        raise ValueError(f"ties={ties!r} ranks tied scores by their input order, which "
+                         f"Spark does not keep across shuffles: give order= (a column whose "
+                         f"ascending order is the input order, e.g. the original rank), or use "
+                         f"ties='average'; a Parquet path sorted by query is read in file order "
+                         f"and needs none")
+    raise ValueError(f"the log {V.shown(unsorted)} is not sorted by query, so Spark "
+                     f"must shuffle it, and ties={ties!r} (by input order) then "
+                     f"needs order= (a column whose ascending order is the input "
+                     f"order); or sort the files by query, or use ties='average'")
 
 
 def _read_task(task_bytes: bytes, pieces_bytes: bytes, qrels_bc):
@@ -391,24 +423,15 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
     opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
-    if order is not None:
-        V.text(order, "order", what="a column name")
-        if order in roles:
-            raise ValueError(f"order={order!r} is also the {roles[order]} column; name the "
-                             f"column whose ascending order is the input order")
-        # each query's rows are sorted by it on the executors (files read in place too)
-        roles = {**roles, order: "order"}
+    roles = _with_order(order, roles)
+    if order is not None:  # each query's rows are sorted by it on the executors
         opts = dataclasses.replace(opts, order=order)
     if partitions is not None:
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
     spark = _session(spark)
     read = _is_path(source)
-    if opts.ties in _INPUT_ORDER and order is None and not read:
-        raise ValueError(f"ties={opts.ties!r} ranks tied scores by their input order, which "
-                         f"Spark does not keep across shuffles: give order= (a column whose "
-                         f"ascending order is the input order, e.g. the original rank), or use "
-                         f"ties='average'; a Parquet path sorted by query is read in file order "
-                         f"and needs none")
+    if not read:
+        _check_input_order(opts.ties, order)
     if read:
         text = V.input_path(source, "source")
         inputs = io.input_paths(text)
@@ -423,12 +446,7 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
         if read:
             report = _read(spark, text, roles, opts, judged, output, partitions, batch_rows)
             if report is None:  # not sorted by query: shuffle it
-                if opts.ties in _INPUT_ORDER and order is None:
-                    raise ValueError(f"the log {V.shown(text)} is not sorted by query, so Spark "
-                                     f"must shuffle it, and ties={opts.ties!r} (by input order) then "
-                                     f"needs order= (a column whose ascending order is the input "
-                                     f"order); or sort the files by query, or use "
-                                     f"ties='average'")
+                _check_input_order(opts.ties, order, unsorted=text)
                 df, describe, _ = _dataframe(text, spark)
                 describe += " (not sorted by query: shuffled by Spark)"
         if report is None:
@@ -511,12 +529,8 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     check_log_only(kwargs, "fastndcg.spark.compare")
     st = settings(systems, **kwargs)
     opts_list, roles, plan = prepare(source, st)
+    roles = _with_order(order, roles)
     if order is not None:
-        V.text(order, "order", what="a column name")
-        if order in roles:
-            raise ValueError(f"order={order!r} is also the {roles[order]} column; name the "
-                             f"column whose ascending order is the input order")
-        roles = {**roles, order: "order"}
         opts_list = [dataclasses.replace(o, order=order) for o in opts_list]
     if partitions is not None:
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
@@ -524,24 +538,16 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     scorer = PairedScorer(opts_list, plan)
     opts = opts_list[0]
     read = _is_path(source)
-    if opts.ties in _INPUT_ORDER and order is None and not read:
-        raise ValueError(f"ties={opts.ties!r} ranks tied scores by their input order, which "
-                         f"Spark does not keep across shuffles: give order= (a column whose "
-                         f"ascending order is the input order), or use ties='average'")
-    from ._cache import cache_dir
-    where = cache_dir()
-    task = _Task(opts, None, False, None, batch_rows, str(where) if where else None, scorer)
+    if not read:
+        _check_input_order(opts.ties, order)
+    task = _task(opts, None, None, batch_rows, paired=scorer)
     out = None
     if read:
         text = V.input_path(source, "source")
         inputs = io.input_paths(text)
         out = _read_paired(spark, text, roles, task, partitions)
         if out is None:
-            if opts.ties in _INPUT_ORDER and order is None:
-                raise ValueError(f"the log {V.shown(text)} is not sorted by query, so Spark "
-                                 f"must shuffle it, and ties={opts.ties!r} (by input order) "
-                                 f"then needs order=; or sort the files by query, or use "
-                                 f"ties='average'")
+            _check_input_order(opts.ties, order, unsorted=text)
             df, describe, _ = _dataframe(text, spark)
             describe += " (not sorted by query: shuffled by Spark)"
     else:
