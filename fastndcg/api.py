@@ -386,7 +386,7 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
                       zero_idcg=zero_idcg, nan_scores=nan_scores,
                       negative_labels=negative_labels, score_precision=score_precision)
     zero_idcg = C.check_choice("zero_idcg", options["zero_idcg"], C.ZERO_IDCG)
-    M.check_ties(parsed.others, options["ties"], parsed.rel)
+    M.check_ties(parsed.others, options["ties"], parsed.rel, options["negative_labels"])
     k = parsed.ndcg if parsed.ndcg else [1]
     batch, cutoffs, _, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, k, options)

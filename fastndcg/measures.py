@@ -205,11 +205,11 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          doc="trec_eval's normalised gain G: each gain over log2(2 + ideal cost so far - "
              "gain so far), summed, over the sum of the ideal gains"),
     Kind("ndcg_rel", KC.M_NDCG_REL, "ndcg_rel", None, None, "none", False, False,
-         reference="ndcg_rel_query", average=False, bounds=False,
+         reference="ndcg_rel_query",
          doc="trec_eval's NDCG averaged at the ranks of the items with a gain above 0 "
              "(unretrieved ones at the end of the list)"),
     Kind("rndcg", KC.M_RNDCG, "Rndcg", None, None, "none", True, False,
-         reference="rndcg_query", average=False, bounds=False,
+         reference="rndcg_query",
          doc="trec_eval's NDCG averaged at the ranks where the ideal gain changes (and at "
              "the end of the list); 0 without a relevant judged document"),
     Kind("rbp_bin", KC.M_RBP_BIN, None, None, "RBP", "none", True, False,
@@ -956,12 +956,26 @@ _READS_JUDGED = (KC.M_INFAP, KC.M_RBP_RESIDUAL, KC.M_BPREF_RANX)  # read the jud
 #                                                                   (any grade)
 
 
-def check_ties(others: list, ties: str, rel: int = 1) -> None:
+# measures whose expectation over the orderings of tied items is exact for gains >= 0
+# only: ndcg_rel's mean is read as 0 when its sum is not above 0, which a negative
+# gain can make it for some orderings and not others
+_AVERAGE_NEEDS_GAINS_AT_LEAST_0 = ("ndcg_rel",)
+
+
+def check_ties(others: list, ties: str, rel: int = 1, negative_labels: str = "error") -> None:
     """Refuse ties="average" for a measure whose expectation over the orderings of
-    tied items fastndcg does not compute exactly, and "optimistic"/"pessimistic"
-    for one whose bounds no order of the tied items gives."""
+    tied items fastndcg does not compute exactly (ndcg_rel's with negative labels
+    kept as they are), and "optimistic"/"pessimistic" for one whose bounds no
+    order of the tied items gives."""
     for m in others:
         kind = REGISTRY[m.kind]
+        if (ties == "average" and negative_labels == "keep"
+                and m.kind in _AVERAGE_NEEDS_GAINS_AT_LEAST_0):
+            raise ValueError(
+                f"measure {m.column(rel)!r} is not offered with ties='average' and "
+                f"negative_labels='keep': its expected value over the orderings of tied "
+                f"items is exact for gains >= 0 only; pass negative_labels='zero', or "
+                f"ties='optimistic' or 'pessimistic' (its bounds), 'stable' or 'trec'")
         if ties == "average" and not kind.average:
             works = "'trec' (trec_eval's order), 'stable'" + (
                 ", 'optimistic' or 'pessimistic' (the bounds over those orderings)"
@@ -973,8 +987,8 @@ def check_ties(others: list, ties: str, rel: int = 1) -> None:
         if ties in ("optimistic", "pessimistic") and not kind.bounds:
             raise ValueError(
                 f"measure {m.column(rel)!r} is not offered with ties={ties!r}: it does not "
-                f"grow as relevant items move up, so no order of tied items that fastndcg "
-                f"computes gives its largest or smallest value; pass ties='trec' (trec_eval's "
+                f"always grow as items with higher gains move up, so no order of tied items "
+                f"by gain gives its largest or smallest value; pass ties='trec' (trec_eval's "
                 f"order) or 'stable' (input order)")
 
 

@@ -139,7 +139,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     cutoffs = C.parse_cutoffs(k)[0] if (k or not others) else []
     gain_spec = C.parse_gain(gain)
     ties = C.check_choice("ties", ties, (*C.TIES, *ORDERED))
-    M.check_ties(others, ties, default_rel)
+    M.check_ties(others, ties, default_rel, negative_labels)
     tmode = K.STABLE if ties in ORDERED else C.TIES[ties]  # rows are put in that order
     base = C.parse_log_base(log_base)
     C.check_choice("zero_idcg", zero_idcg, C.ZERO_IDCG)

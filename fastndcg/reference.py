@@ -429,9 +429,12 @@ _K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_
            "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q",
            "bpref_ranx")
 # measures whose ties="average" is refused (no exact expectation is computed)
-NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "ndcg_rel", "rndcg", "err")
+NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "err")
 # measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
-NO_BOUNDS = ("infap", "g", "ndcg_rel", "rndcg")
+NO_BOUNDS = ("infap", "g")
+# measures whose ties="average" is exact for gains >= 0 only (refused with negative
+# labels kept as they are)
+NO_AVERAGE_NEGATIVE = ("ndcg_rel",)
 
 
 class _Query:
@@ -1271,15 +1274,16 @@ def ndcg_rel_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=Non
     """ndcg_rel (trec_eval ``ndcg_rel``): NDCG@i (discount log2(i + 1), the ideal
     DCG of the positive ideal gains) at the rank i of each item with a gain above
     0, plus the NDCG of the whole list once for each positive ideal gain beyond the
-    items found, averaged over the positive ideal gains. "trec" and "stable" only.
+    items found, averaged over the positive ideal gains. Every tie rule:
+    "optimistic"/"pessimistic" order a tie group by gain (its largest / smallest
+    value: :func:`over_orderings` checks it), "average" is the exact expectation
+    over the orderings of tied items (:func:`_ndcg_rel_expected`).
 
     >>> from fastndcg import reference
     >>> reference.ndcg_rel_query([0.9, 0.8], [1, 0], ties="stable")
     1.0
     """
     q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
-    _strict(q, "ndcg_rel")
-    gains = _rank_gains(q, labels, ties, negative_labels)
     ideal = [x for x in _ideal_gains(q, labels, ideal_labels, negative_labels) if x > 0]
     if not ideal:
         return 0.0
@@ -1287,6 +1291,10 @@ def ndcg_rel_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=Non
     def idcg(i):  # the ideal DCG down to rank i + 1
         return sum(ideal[r] / math.log2(r + 2) for r in range(min(i + 1, len(ideal))))
 
+    if ties == "average":
+        total = _ndcg_rel_expected(q, labels, negative_labels, idcg, len(ideal))
+        return total / len(ideal) if total > 0 else 0.0
+    gains = _rank_gains(q, labels, ties, negative_labels)
     dcg, total, found = 0.0, 0.0, 0
     for i, g in enumerate(gains):
         if g:
@@ -1298,20 +1306,97 @@ def ndcg_rel_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=Non
     return total / len(ideal) if total > 0 else 0.0
 
 
+def _ndcg_rel_expected(q, labels, negative_labels, idcg, n_ideal) -> float:
+    """The expected sum of ndcg_rel's terms over the orderings of tied items.
+
+    Item x of a tie group of m items (gains g, P of them positive, sum S, positive
+    sum S+) lands on each rank of the group with probability 1/m, and the groups
+    are ordered independently. The term of rank i is [g_i > 0] x DCG(i) / IDCG(i)
+    with DCG(i) = sum over j <= i of g_j / log2(j + 2), so its expectation needs
+    E[[g_i > 0] g_j] for each j <= i:
+      j = i (the same item):             S+ / m
+      j < i in the same group (two items): (P x S - S+) / (m (m - 1))
+      j in an earlier group (independent): P / m x that group's mean gain.
+    The last term, (positive ideal gains - items found) x DCG(n) / IDCG(end), is
+    linear: items found is P summed over the groups (fixed), DCG(n) its mean."""
+    gains = [float(_clean_label(labels[i], negative_labels)) if q.judged[i] else 0.0
+             for i in range(q.n)]
+    if any(g < 0 for g in gains):
+        raise ValueError("ndcg_rel's expectation over tied orderings is exact for gains >= 0 "
+                         "only (a sum below 0 reads as 0)")
+    total = before = 0.0  # before: the expected DCG of the earlier groups
+    a = found = 0
+    for group in q.groups:
+        g = [gains[i] for i in group]
+        m, s = len(g), math.fsum(g)
+        plus = math.fsum(x for x in g if x > 0)
+        pos = sum(1 for x in g if x > 0)
+        pair = (pos * s - plus) / (m * (m - 1)) if m > 1 else 0.0
+        inside = 0.0  # the discounts of the group's ranks above rank i
+        for i in range(a, a + m):
+            d = 1.0 / math.log2(i + 2)
+            if pos:
+                total += (pos / m * before + pair * inside + plus / m * d) / idcg(i)
+            inside += d
+        before += s / m * inside
+        found += pos
+        a += m
+    return total + (n_ideal - found) * before / idcg(max(q.n, n_ideal))
+
+
+def over_orderings(measure, scores, labels, *, how: str = "mean", limit: int = 40320,
+                   **options) -> float:
+    """Brute force: ``measure`` (a ``*_query`` function of this module, given
+    ``ties="stable"``) over every ordering of the tied items of one query, by
+    reordering the input inside each tie group; ``how`` = "mean" (what
+    ties="average" means), "max" or "min" (what "optimistic" / "pessimistic"
+    mean where an order of each group by gain reaches them). Options that run
+    along the items (``judged``, ``doc_ids``) are reordered with them. At most
+    ``limit`` orderings.
+
+    >>> from fastndcg import reference
+    >>> reference.over_orderings(reference.rr_query, [0.5, 0.5], [1, 0])
+    0.75
+    """
+    import itertools
+
+    q = _Query(scores, labels, None, 1, "stable", None, options.get("judged"),
+               options.get("doc_ids"), options.get("nan_scores", "error"))
+    count = math.prod(math.factorial(len(g)) for g in q.groups)
+    if count > limit:
+        raise ValueError(f"{count} orderings of the tied items, more than limit={limit}")
+    values = []
+    for perms in itertools.product(*(itertools.permutations(g) for g in q.groups)):
+        order = [i for p in perms for i in p]
+        kw = dict(options)
+        for key in ("judged", "doc_ids"):
+            if kw.get(key) is not None:
+                kw[key] = [kw[key][i] for i in order]
+        values.append(measure([scores[i] for i in order], [labels[i] for i in order],
+                              ties="stable", **kw))
+    if how == "mean":
+        return math.fsum(values) / len(values)
+    if how in ("max", "min"):
+        return max(values) if how == "max" else min(values)
+    raise ValueError(f"how must be 'mean', 'max' or 'min', got {how!r}")
+
+
 def rndcg_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error", ideal_labels=None,
               negative_labels="keep") -> float:
     """Rndcg (trec_eval ``Rndcg``): NDCG (discount log2(i + 1)) taken where the
     ideal gain changes (before the first rank of each lower ideal gain, the
     ideal list's end included) and at the end of the list, averaged; 0 when R is 0.
-    "trec" and "stable" only.
+    Every tie rule: it is linear in the gains with weights that are >= 0 and do
+    not grow with the rank, so a tie group's gains descending give its largest
+    value ("optimistic"), ascending its smallest ("pessimistic"), and its mean
+    gain on every rank the expectation over its orderings ("average").
 
     >>> from fastndcg import reference
     >>> reference.rndcg_query([0.9, 0.8], [1, 0], ties="stable")
     1.0
     """
     q = _Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores)
-    _strict(q, "rndcg")
     if q.R == 0:
         return 0.0
     gains = _rank_gains(q, labels, ties, negative_labels)

@@ -49,8 +49,10 @@ def _cut_kinds(ties):
     return CUT_KINDS + (["err"] if _offered("err", ties) else [])
 
 
-def _offered(kind, ties):
+def _offered(kind, ties, keep=False):
+    """``keep``: negative labels kept as negative gains (list mode's test)."""
     return not ((ties == "average" and kind in reference.NO_AVERAGE)
+                or (ties == "average" and keep and kind in reference.NO_AVERAGE_NEGATIVE)
                 or (ties in ("optimistic", "pessimistic") and kind in reference.NO_BOUNDS))
 
 
@@ -58,18 +60,18 @@ def _param_measures(ties):
     return [(k, p, kw) for k, p, kw in PARAM_KINDS if _offered(k, ties)]
 
 
-def _plain_new(ties):
-    return [k for k in PLAIN_NEW if _offered(k, ties)]
+def _plain_new(ties, keep=False):
+    return [k for k in PLAIN_NEW if _offered(k, ties, keep)]
 
 
-def _names(cutoffs, rel, ties="average"):
+def _names(cutoffs, rel, ties="average", keep=False):
     """ir_measures-style names of every binary measure at these cutoffs (and
     fastndcg's names of those ir_measures lacks)."""
     names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet", "NumQ",
              f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
              f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
              f"num_nonrel_judged_ret(rel={rel})", f"bpref_ranx(rel={rel})", f"f1(rel={rel})"]
-    names += [f"{k}(rel={rel})" if REGISTRY[k].binary else k for k in _plain_new(ties)]
+    names += [f"{k}(rel={rel})" if REGISTRY[k].binary else k for k in _plain_new(ties, keep)]
     names += [f"{k}({p},rel={rel})" if REGISTRY[k].binary else f"{k}({p})"
               for k, p, _ in _param_measures(ties)]
     for c in cutoffs:
@@ -95,9 +97,9 @@ def _expected(kind, cutoff, scores, labels, offsets, rel, ties, **extra):
     return np.array(out, float)
 
 
-def _check(out, scores, labels, offsets, cutoffs, rel, ties):
+def _check(out, scores, labels, offsets, cutoffs, rel, ties, keep=False):
     from fastndcg.measures import column_name
-    kinds = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties))]
+    kinds = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties, keep))]
     kinds += [(k, c, None, {}) for c in cutoffs for k in _cut_kinds(ties)]
     kinds += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
     for kind, c, params, kw in kinds:
@@ -118,9 +120,9 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
     if np.dtype(label_dtype).kind == "u":
         batch = (batch[0], [max(0, v) for v in batch[1]], batch[2])
     s, r, o = as_arrays(batch, score_dtype, label_dtype)
-    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties,
+    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties, keep=True), ties=ties,
                            negative_labels="keep", gain="linear")
-    _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
+    _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties, keep=True)
 
 
 @SETTINGS

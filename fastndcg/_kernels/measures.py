@@ -29,7 +29,7 @@ from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_
                     M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
                     M_RBP_RESIDUAL, M_REL_P, M_RNDCG, M_RPREC, M_RPREC_MULT, M_RR, M_SET_F,
                     M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P, M_SUCCESS, M_UNJ, M_UTILITY,
-                    OPTIMISTIC, PESSIMISTIC)
+                    AVERAGE, OPTIMISTIC, PESSIMISTIC)
 from .rank import (PAIR_MAX, SHORT_MAX, flagged_groups, gain_value, rank_packed, rank_pairs,
                    rank_query, rank_short, select_top)
 from ._jit import kernel
@@ -831,6 +831,51 @@ def trec_ndcg_rel(n, rg, ni, itop):
 
 
 @kernel(_nrt=False, inner=True)
+def ndcg_rel_expected(n, rg, rgain, gsize, ni, itop):
+    """:func:`trec_ndcg_rel`'s expected value over the orderings of tied items
+    (``fastndcg.reference._ndcg_rel_expected`` derives it): a group of m ranks
+    starting at r has mean gain ``rg[r]``, size ``gsize[r]`` and its gains in
+    ``rgain[r:r + m]`` (any order); the term of rank i takes P/m x the expected
+    DCG above the group, (P x S - S+) / (m (m - 1)) for each rank of the group
+    above i and S+/m for rank i itself (P positive gains, sum S, positive sum S+)."""
+    n_ideal = np.int64(0)
+    while n_ideal < ni and itop[n_ideal] > 0.0:
+        n_ideal += 1
+    if n_ideal == 0:
+        return 0.0
+    total = 0.0
+    before = 0.0
+    ideal_dcg = 0.0
+    found = np.int64(0)
+    r = np.int64(0)
+    while r < n:
+        m = gsize[r]
+        pos = np.int64(0)
+        plus = 0.0
+        for p in range(r, r + m):
+            if rgain[p] > 0.0:
+                pos += 1
+                plus += rgain[p]
+        s = rg[r] * m
+        pair = (pos * s - plus) / (m * (m - 1.0)) if m > 1 else 0.0
+        inside = 0.0
+        for i in range(r, r + m):
+            d = 1.0 / np.log2(i + 2.0)
+            if i < n_ideal:
+                ideal_dcg += itop[i] / np.log2(i + 2.0)
+            if pos > 0:
+                total += (pos / m * before + pair * inside + plus / m * d) / ideal_dcg
+            inside += d
+        before += rg[r] * inside
+        found += pos
+        r += m
+    for i in range(n, n_ideal):
+        ideal_dcg += itop[i] / np.log2(i + 2.0)
+    total += (n_ideal - found) * before / ideal_dcg
+    return total / n_ideal if total > 0.0 else 0.0
+
+
+@kernel(_nrt=False, inner=True)
 def trec_rndcg(n, rg, ni, itop):
     """trec_eval's Rndcg: NDCG at each rank where the ideal gain changes (and at
     the end of the list), averaged."""
@@ -929,11 +974,16 @@ def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, tabl
     only down to the deepest cutoff), so a query is ranked once. Scratch: ``top``
     (the scores' dtype), ``ints`` (rows 0-2: group starts, fill, sizes), ``rgain``,
     ``ggain``, ``rg``, ``igains``, ``itop``."""
+    rmode = tmode  # ndcg_rel's expectation reads each group's gains (ranked as "optimistic")
+    if tmode == AVERAGE:
+        for j in range(len(mcode)):
+            if mcode[j] == M_NDCG_REL:
+                rmode = OPTIMISTIC
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
         if n > 0:
-            rank_query(lo, n, n, scores, labels, tmode, gmode, table, top, ints[0], ints[1],
+            rank_query(lo, n, n, scores, labels, rmode, gmode, table, top, ints[0], ints[1],
                        ints[2], ggain, rgain)
         if dcg_too:
             dcg_walk(q, n, n, ks, disc, cdisc, tmode, ints[2], ggain, rgain, out_dcg)
@@ -964,7 +1014,10 @@ def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, tabl
             elif code == M_G:
                 out[q, j] = trec_g(n, rg, ni, itop)
             elif code == M_NDCG_REL:
-                out[q, j] = trec_ndcg_rel(n, rg, ni, itop)
+                if tmode == AVERAGE:
+                    out[q, j] = ndcg_rel_expected(n, rg, rgain, ints[2], ni, itop)
+                else:
+                    out[q, j] = trec_ndcg_rel(n, rg, ni, itop)
             elif code == M_ERR:  # grades scaled by 2^max(4, the query's largest grade)
                 t = n if mk[j] < 0 else min(mk[j], n)
                 top_grade = _grade(_ideal(itop, ni, 0), gmode)
