@@ -9,12 +9,13 @@ parameters into its flags, so the same check gives the same text everywhere.
 
 from __future__ import annotations
 
+import difflib
 import numbers
 import os
 import re
 import stat
 import tempfile
-from typing import Iterable
+from typing import Iterable, Mapping
 
 MAX_SHOWN = 60  # characters of an offending value shown in a message
 
@@ -22,6 +23,27 @@ MAX_CUTOFF = 10 ** 9  # the largest cutoff k anywhere (a name, k=, -k): more is 
 MAX_REL = 2 ** 53     # the largest relevance threshold (labels are exact in float64 up to it)
 
 PLOT_EXTS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what matplotlib writes here
+
+MAX_TREC_GRADE = (1 << 16) - 1  # the largest grade trec_eval's gain pairs may name
+
+
+class TrecGains(tuple):
+    """trec_eval's gains (``-m ndcg.1=0,2=3``): ``((grade, gain), ...)`` in the order
+    given, as :func:`fastndcg.measures.parse` reads and checks them. A grade not
+    listed keeps itself as its gain. As a gain argument it is the table of grades
+    0..MAX_TREC_GRADE; ``str()`` is trec_eval's text of the pairs (``1=0,2=3``)."""
+
+    def table(self) -> list:
+        gains = [float(g) for g in range(MAX_TREC_GRADE + 1)]
+        for grade, gain in self:
+            gains[grade] = float(gain)
+        return gains
+
+    def __str__(self) -> str:
+        return ",".join(f"{grade}={gain:g}" for grade, gain in self)
+
+    def __repr__(self) -> str:
+        return f"trec_eval's gains {self}"
 
 
 def shown(value) -> str:
@@ -163,3 +185,30 @@ def output_path(value, name: str, inputs: Iterable = (), *, exts: tuple = (),
         raise ValueError(f"{name} {shown(raw)}: cannot write in {shown(probe)} "
                          f"({err.strerror or err}); choose a writable place") from None
     return path
+
+
+def keywords(given: Iterable[str], known: Iterable[str], where: str,
+             elsewhere: Mapping[str, str] | None = None) -> None:
+    """The keyword arguments a ``**kwargs`` of ``where`` (a function's public name,
+    e.g. ``"fastndcg.compare"``) caught are all ones it takes (``known``), as Python
+    checks a signature, with a fix: a name ``elsewhere`` lists (name -> why it is
+    not taken here, e.g. where it belongs) is refused with that reason; any other
+    name with the closest one it takes. ``TypeError``, as Python's own refusal."""
+    known = list(known)
+    elsewhere = dict(elsewhere or {})
+    for name in given:
+        if name in known:
+            continue
+        if name in elsewhere:
+            raise TypeError(f"{where}() does not take {name}=: {elsewhere[name]}")
+        candidates = known + [n for n in elsewhere if n not in known]
+        close = ([k for k in candidates if k.lower() == str(name).lower()]
+                 or difflib.get_close_matches(str(name), candidates, n=1))
+        if not close:
+            fix = f"; see help({where}) for the arguments it takes"
+        elif close[0] in known:
+            fix = f"; did you mean {close[0]!r}?"
+        else:
+            fix = f"; did you mean {close[0]!r}? {where}() does not take it either: " \
+                  f"{elsewhere[close[0]]}"
+        raise TypeError(f"{where}() got an unknown keyword argument {shown(name)}{fix}")

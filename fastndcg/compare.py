@@ -82,10 +82,12 @@ use the bucket methods too, so a comparison's method depends only on its size.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import sys
 import time
 import dataclasses
+import inspect
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -132,11 +134,55 @@ _NOT_OPTIONS = {
     "explain": "explain is for evaluate; compare keeps the per-query values only",
     "weight": "the tests weigh every query once; weighted comparisons are not supported",
 }
+# The engines of a comparison and the arguments only one of them takes (name -> (the
+# function that takes it, what it is)); every engine also takes compare's own keyword
+# arguments and the evaluation options it passes on (_EVAL_DEFAULTS).
+ENGINES = ("fastndcg.compare", "fastndcg.dask.compare", "fastndcg.spark.compare")
+ENGINE_ARGUMENTS = {
+    "client": ("fastndcg.dask.compare", "the distributed.Client of the Dask cluster to run on"),
+    "workers": ("fastndcg.dask.compare", "the worker processes of a local Dask cluster it "
+                                         "starts"),
+    "partition_rows": ("fastndcg.dask.compare", "the rows of a Dask partition"),
+    "spark": ("fastndcg.spark.compare", "the SparkSession to run in"),
+    "order": ("fastndcg.spark.compare", "a column whose ascending order is each query's input "
+                                        "order, which Spark's shuffle does not keep; on one "
+                                        "machine and on Dask rows keep their order in the log"),
+    "partitions": ("fastndcg.spark.compare", "the Spark tasks the log is cut into"),
+}
 _EXACT_MAX = 20  # exact randomization tests enumerate at most 2**20 sign patterns
 _RESAMPLE_BYTES = 4 << 30  # the resampled means kept for the intervals and p-values
 
 
 # --------------------------------------------------------------------------- validation
+
+def _check_keywords(where: str, given) -> None:
+    """The keywords that ``where`` (one of ENGINES) caught in its ``**kwargs`` are
+    evaluation options it passes on; any other is refused by name (the one check of
+    every engine), one that belongs to another engine with where it belongs."""
+    if where not in ENGINES:
+        raise ValueError(f"where must be one of {', '.join(map(repr, ENGINES))}, got "
+                         f"{V.shown(where)}")
+    # what the suggestions are drawn from: every keyword ``where`` takes
+    takes = [p.name for p in inspect.signature(compare).parameters.values()
+             if p.kind is p.KEYWORD_ONLY]
+    takes += [n for n in _EVAL_DEFAULTS if n not in takes]
+    takes += [n for n, (owner, _) in ENGINE_ARGUMENTS.items() if owner == where]
+    elsewhere = {n: f"it is an argument of {owner}() ({what}); drop it here, or call "
+                    f"{owner}() to run there"
+                 for n, (owner, what) in ENGINE_ARGUMENTS.items() if owner != where}
+    elsewhere.update(_NOT_OPTIONS)
+    V.keywords(given, takes, where, elsewhere)
+
+
+def _whole(value, name: str, lo: int, hi: int | None, says: str, fix: str = ""):
+    """One of compare's whole-number arguments: an int (NumPy's too; not a bool) in
+    [lo, hi]; ``says`` words the range."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+            or value < lo or (hi is not None and value > hi)):
+        raise ValueError(f"{name} must be a whole number {says}, got {V.shown(value)}"
+                         + (f"; {fix}" if fix else ""))
+    return int(value)
+
 
 def _systems(systems, qrels) -> tuple[list[str], list]:
     """(names, what to evaluate for each): score columns in list mode, runs with qrels."""
@@ -195,7 +241,9 @@ class _Settings:
 
 
 def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed, tests,
-              correction, options, method="auto", buckets=DEFAULT_BUCKETS) -> _Settings:
+              correction, options, method="auto", buckets=DEFAULT_BUCKETS,
+              where: str = "fastndcg.compare") -> _Settings:
+    _check_keywords(where, options)  # first, as Python refuses an unknown keyword
     names, items = _systems(systems, qrels)
     if baseline is None:
         base = 0
@@ -205,22 +253,17 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
         raise ValueError(f"baseline={baseline!r} is not among the systems "
                          f"{', '.join(map(repr, names))}; name one of them (by default the "
                          f"first is the baseline)")
-    if (not isinstance(confidence, (int, float)) or isinstance(confidence, bool)
-            or not 0 < confidence < 1):
+    if (not isinstance(confidence, numbers.Real) or isinstance(confidence, (bool, np.bool_))
+            or not 0 < confidence < 1):  # (NumPy's floats too)
         raise ValueError(f"confidence must be a number between 0 and 1 (exclusive), e.g. 0.95; "
-                         f"got {confidence!r}")
-    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) \
-            or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) \
-            or not 0 <= seed < 2 ** 64:
-        raise ValueError(f"seed must be a whole number in [0, 2**64), got {seed!r}")
+                         f"got {V.shown(confidence)}")
+    _whole(n_resamples, "n_resamples", 1, None, ">= 1", "the default 10000 suits most "
+           "comparisons (fewer run faster, with noisier intervals and p-values)")
+    _whole(seed, "seed", 0, 2 ** 64 - 1, "in [0, 2**64)", "pass an int such as seed=0 (the "
+           "default)")
     C.check_choice("method", method, METHODS)
-    if not isinstance(buckets, (int, np.integer)) or isinstance(buckets, bool) \
-            or not 2 <= buckets <= 1 << 20:
-        raise ValueError(f"buckets must be a whole number from 2 to 1048576 (hashed buckets of "
-                         f"queries that large comparisons resample; default "
-                         f"{DEFAULT_BUCKETS:,}), got {buckets!r}")
+    _whole(buckets, "buckets", 2, 1 << 20, f"from 2 to 1048576 (hashed buckets of queries "
+           f"that large comparisons resample; default {DEFAULT_BUCKETS:,})")
     explicit = tests is not None
     if tests is None:
         tests = TESTS
@@ -240,9 +283,6 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
                          "use method='auto' (buckets above "
                          f"{SCALE_QUERIES:,} queries) or 'queries'")
     C.check_choice("correction", correction, CORRECTIONS)
-    for name in options:
-        if name in _NOT_OPTIONS:
-            raise TypeError(f"compare() does not take {name}=: {_NOT_OPTIONS[name]}")
     if segment is not None and not isinstance(segment, (str, Mapping, pa.Table)):
         raise TypeError(f"segment must be a column name, or a mapping from query id to "
                         f"segment (a dict, or a pyarrow Table of two columns: query id and "
@@ -272,13 +312,14 @@ def _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, see
                      method, int(buckets), explicit)
 
 
-def settings(systems, *, baseline=None, qrels=None, segment=None, k=10,
-             confidence=0.95, n_resamples=10_000, seed=0, tests=None,
+def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrels=None,
+             segment=None, k=10, confidence=0.95, n_resamples=10_000, seed=0, tests=None,
              correction="holm", method="auto", buckets=DEFAULT_BUCKETS,
              **options) -> _Settings:
-    """:func:`compare`'s arguments, validated without reading anything."""
+    """:func:`compare`'s arguments, validated without reading anything, as ``where``
+    (one of ENGINES: the engine's own arguments are not among them) takes them."""
     return _settings(systems, baseline, qrels, segment, k, confidence, n_resamples, seed,
-                     tests, correction, options, method, buckets)
+                     tests, correction, options, method, buckets, where)
 
 
 def check_arguments(systems, **kwargs) -> None:
@@ -1123,6 +1164,11 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     buckets : the number of hashed buckets of queries (default 1,000).
     **options : evaluation options of :func:`fastndcg.evaluate` (``gain``,
         ``ties``, ``preset``, ``complete``, ``query``, ``label``, ``zero_idcg`` ...).
+        Any other keyword is refused (TypeError) before anything is read, with the
+        closest name it takes; one that another engine takes (``workers=``,
+        ``client=``: :func:`fastndcg.dask.compare`; ``spark=``, ``order=``:
+        :func:`fastndcg.spark.compare`) with where it belongs. Every value is
+        checked before anything is read as well.
 
     Every system is scored on the same queries: with runs, a query that one
     system lacks is an error naming it, unless ``complete=True`` scores judged

@@ -431,7 +431,9 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     client, workers, partition_rows, batch_rows : as for :func:`evaluate`.
     **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
         ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
-        against qrels are compared on one machine.
+        against qrels are compared on one machine. Every argument is checked, by
+        the checks of :func:`fastndcg.compare`, before any task is started or the cluster reached; a keyword it
+        does not take is refused by name (TypeError).
 
     Example
     -------
@@ -443,7 +445,8 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
     check_log_only(kwargs, "fastndcg.dask.compare")
-    st = settings(systems, **kwargs)
+    # every argument checked before any work (batch_rows as evaluate checks it)
+    st = settings(systems, "fastndcg.dask.compare", batch_rows=batch_rows, **kwargs)
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
             "default 16777216 suits most clusters")
     if isinstance(source, (str, os.PathLike)):

@@ -516,7 +516,9 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     spark, order, partitions, batch_rows : as for :func:`evaluate`.
     **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
         ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
-        against qrels are compared on one machine.
+        against qrels are compared on one machine. Every argument is checked, by
+        the checks of :func:`fastndcg.compare`, before any Spark job or session is started; a keyword it
+        does not take is refused by name (TypeError).
 
     Example
     -------
@@ -527,7 +529,8 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
     check_log_only(kwargs, "fastndcg.spark.compare")
-    st = settings(systems, **kwargs)
+    # every argument checked before any work (batch_rows as evaluate checks it)
+    st = settings(systems, "fastndcg.spark.compare", batch_rows=batch_rows, **kwargs)
     opts_list, roles, plan = prepare(source, st)
     roles = _with_order(order, roles)
     if order is not None:
