@@ -108,6 +108,8 @@ def same_gain(a, b) -> bool:
     """Whether two gain arguments ("exp2", "linear" or tables) mean the same gain."""
     if isinstance(a, str) or isinstance(b, str):
         return isinstance(a, str) and isinstance(b, str) and a == b
+    if isinstance(a, V.TrecGains) or isinstance(b, V.TrecGains):
+        return a == b
     try:
         return list(map(float, a)) == list(map(float, b))
     except (TypeError, ValueError):
@@ -118,13 +120,16 @@ def same_gain(a, b) -> bool:
 class Gain:
     mode: int
     table: np.ndarray  # float64; length 1 (unused) unless mode == TABLE
+    name: str = ""     # how messages name a table that came from a measure name
 
     def describe(self) -> str:
         return {K.EXP2: "gain='exp2'", K.LINEAR: "gain='linear'"}.get(
-            self.mode, f"a gain table of length {len(self.table)}")
+            self.mode, self.name or f"a gain table of length {len(self.table)}")
 
 
 def parse_gain(gain) -> Gain:
+    if isinstance(gain, V.TrecGains):  # trec_eval's grade=gain pairs, read from a name
+        return Gain(K.TABLE, np.array(gain.table()), f"trec_eval's gains {gain}")
     if isinstance(gain, str):
         if gain not in GAIN_NAMES:
             raise ValueError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed "

@@ -106,12 +106,13 @@ class Kind:
     average: bool = True      # offers ties="average" (an exact expectation)
     bounds: bool = True       # offers ties="optimistic"/"pessimistic" (the max / min)
     ranx: str | None = None   # ranx's metric name (None: no such metric)
+    trec_gains: bool = False  # trec_eval's name takes grade=gain pairs (ndcg.1=0,2=3)
 
 
 REGISTRY: dict[str, Kind] = {k.name: k for k in [
     Kind("ndcg", -1, "ndcg", "ndcg_cut", "nDCG", "optional", False, False, TREC_CUTOFFS,
          reference="ndcg_query", doc="DCG@k / IDCG@k (gain, discount and ties as set)",
-         ranx="ndcg"),
+         ranx="ndcg", trec_gains=True),
     Kind("ap", KC.M_AP, "map", "map_cut", "AP", "optional", True, False, TREC_CUTOFFS,
          reference="ap_query", ranx="map",
          doc="sum of the precisions at the relevant ranks <= k, divided by R"),
@@ -196,20 +197,20 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
          doc="trec_eval's inferred AP (Yilmaz & Aslam 2006): AP estimated from a sample of "
              "judgments, judged items with a negative label being the unsampled pool"),
     Kind("rbp", KC.M_RBP, "rbp", None, None, "none", False, False, reference="rbp_query",
-         params=("p",), defaults=(0.9,),
+         params=("p",), defaults=(0.9,), trec_gains=True,
          doc="trec_eval's rank-biased precision (Moffat & Zobel 2008): (1 - p) x the sum "
              "of gain x p^(rank - 1), gains divided by the query's largest judged gain when "
              "it is above 1"),
     Kind("g", KC.M_G, "G", None, None, "none", False, False, reference="g_query",
-         average=False, bounds=False,
+         average=False, bounds=False, trec_gains=True,
          doc="trec_eval's normalised gain G: each gain over log2(2 + ideal cost so far - "
              "gain so far), summed, over the sum of the ideal gains"),
     Kind("ndcg_rel", KC.M_NDCG_REL, "ndcg_rel", None, None, "none", False, False,
-         reference="ndcg_rel_query",
+         reference="ndcg_rel_query", trec_gains=True,
          doc="trec_eval's NDCG averaged at the ranks of the items with a gain above 0 "
              "(unretrieved ones at the end of the list)"),
     Kind("rndcg", KC.M_RNDCG, "Rndcg", None, None, "none", True, False,
-         reference="rndcg_query",
+         reference="rndcg_query", trec_gains=True,
          doc="trec_eval's NDCG averaged at the ranks where the ideal gain changes (and at "
              "the end of the list); 0 without a relevant judged document"),
     Kind("rbp_bin", KC.M_RBP_BIN, None, None, "RBP", "none", True, False,
@@ -295,7 +296,7 @@ def column_name(kind: str, cutoff: int | None, rel: int = 1, params: tuple | Non
     k = REGISTRY[kind]
     name = kind if cutoff is None else f"{kind}@{cutoff}"
     parts = []
-    if params is not None and (k.each or tuple(params) != tuple(k.defaults)):
+    if params is not None and (k.each or tuple(params[:len(k.params)]) != tuple(k.defaults)):
         parts += [f"{key}={number(v)}" for key, v in zip(k.params, params)]
     if k.binary and rel != 1:
         parts.append(f"rel={rel}")
@@ -596,7 +597,8 @@ def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
     allowed = ["cutoff"] + (["rel"] if kind.binary else []) + (
         ["dcg", "gains"] if kind.name == "ndcg" else []) + list(kind.params)
     example = {"ndcg": f"{name}(dcg='exp-log2')@10", "judged": f"{name}@10"}.get(
-        kind.name, f"{name}(rel=2)" + ("@10" if kind.cutoff != "none" else ""))
+        kind.name, (f"{name}(rel=2)" if kind.binary else name)
+        + ("@10" if kind.cutoff != "none" else ""))
     if kind.params:
         example = f"{name}({kind.params[0]}={number(kind.defaults[0])})"
     fix = f"write {name}(name=value, ...), e.g. {example}"
@@ -628,7 +630,7 @@ def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
             got["rel"] = _whole(r, "rel", 0, MAX_REL, f"write a threshold from 0 to {MAX_REL}, "
                                                       f"e.g. {name}(rel=2)")
         elif key in kind.params:
-            got[key] = _number(r, key, fix)
+            got[key] = check_param(kind, key, _number(r, key, fix), r.spec)
         elif key == "dcg":
             start = r.pos
             if r.peek() not in ("'", '"'):
@@ -677,29 +679,151 @@ def _trec_numbers(spec: str, kind: Kind, name: str, at: int) -> list:
                     or not math.isfinite(float(value)):
                 raise _error(spec, f"{_shown(piece)} is not {' or '.join(kind.params)}=NUMBER",
                              f"write {name}.{kind.params[0]}={number(kind.defaults[0])}")
-            got[key] = float(value)
+            got[key] = check_param(kind, key, float(value), spec)
         return [got[k] for k in kind.params]
     values = []
-    for piece in text.split(","):
+    for i, piece in enumerate(text.split(",")):
         if not _NUMBER.fullmatch(piece) or not math.isfinite(float(piece)):
             raise _error(spec, f"{_shown(piece)} is not a number", f"write {example}")
-        values.append(float(piece))
+        key = kind.params[0] if kind.each else kind.params[min(i, len(kind.params) - 1)]
+        values.append(check_param(kind, key, float(piece), spec))
     return values
 
 
+_VALID_INT = re.compile(r"[+-]?[0-9]+")  # trec_eval's valid_int: a grade in a gain pair
+
+
+def _trec_gains(spec: str, kind: Kind, name: str, at: int):
+    """(params, gains) of trec_eval's ``name.GRADE=GAIN,...`` (rbp also ``p=P``):
+    the grades' gains as :class:`_validate.TrecGains` (None when none is given).
+    trec_eval sorts the gains with a comparison that truncates their difference to
+    an int, and gives a listed gain to every document with that grade, judged or
+    not; where that would make its numbers differ from the gains' own order, the
+    pair is refused by name: a gain other than 0 for grade 0 (trec_eval gives it to
+    the judged non-relevant documents, not the unjudged), a negative grade (those of
+    unjudged documents), a negative gain, a gain past 2**31 - 1, and two gains that
+    differ by less than 1 without being equal (a grade not listed keeps itself as
+    its gain, so a listed gain is also compared with the whole numbers next to it)."""
+    example = f"{name}.p=0.8,2=3" if kind.params else f"{name}.1=0,2=3"
+    fix = f"write grade=gain pairs, e.g. {example}"
+    text = spec[at:]
+    if not text:
+        raise _error(spec, f"no value after {name}.", fix)
+    got: dict = {}
+    gains: dict = {}
+    for piece in text.split(","):
+        key, eq, value = piece.partition("=")
+        if not eq or not key or not value:
+            raise _error(spec, f"{_shown(piece)} is not GRADE=GAIN"
+                               + (f" or {kind.params[0]}=NUMBER" if kind.params else ""), fix)
+        if key in kind.params:
+            if key in got:
+                raise _error(spec, f"{key} is given twice", f"give it once, e.g. {example}")
+            got[key] = check_param(kind, key, _trec_value(spec, piece, value, fix), spec)
+            continue
+        if not _VALID_INT.fullmatch(key):
+            raise _error(spec, f"{_shown(key)} is not a grade (a whole number)"
+                               + (f" nor {kind.params[0]}" if kind.params else ""), fix)
+        grade = int(key)
+        if grade < 0:
+            raise _error(spec, f"a gain for grade {grade}: trec_eval gives grade -1's gain to "
+                               f"documents not in the qrels and grade -2's to those judged with "
+                               f"a negative grade, which fastndcg does not reproduce",
+                         "give gains to grades >= 0")
+        if grade > V.MAX_TREC_GRADE:
+            raise _error(spec, f"grade {_cut(key)} is above {V.MAX_TREC_GRADE}",
+                         f"give gains to grades 0..{V.MAX_TREC_GRADE}")
+        if grade in gains:
+            raise _error(spec, f"grade {grade} is given twice", "give each grade once")
+        gain = _trec_value(spec, piece, value, fix)
+        if gain < 0:
+            raise _error(spec, f"grade {grade} has a negative gain, {_cut(value)} (trec_eval "
+                               f"stops its ideal ranking at the first gain <= 0 it meets, and a "
+                               f"negative gain can push NDCG above 1)",
+                         "use 0 for grades that should count as irrelevant")
+        if gain >= 2 ** 31:
+            raise _error(spec, f"grade {grade}'s gain {_cut(value)} is 2**31 or more (trec_eval "
+                               f"compares gains as C ints)", "use smaller gains")
+        if grade == 0 and gain != 0:
+            raise _error(spec, f"a gain of {_cut(value)} for grade 0: trec_eval gives it to the "
+                               f"judged non-relevant documents but not to the unjudged ones, "
+                               f"which fastndcg does not tell apart by gain",
+                         "leave grade 0 at gain 0")
+        gains[grade] = gain
+    params = tuple(got.get(p, d) for p, d in zip(kind.params, kind.defaults))
+    if not gains:
+        return params, None
+    pairs = sorted(gains.items())
+    for grade, gain in pairs:
+        others = [(f"grade {g}'s gain {number(x)}", x) for g, x in pairs if g != grade]
+        others += [(f"grade {i}'s gain {i} (a grade not listed keeps itself as its gain)", i)
+                   for i in {math.floor(gain), math.ceil(gain)} if i >= 0 and i not in gains]
+        for what, other in others:
+            if 0 < abs(gain - other) < 1:
+                raise _error(spec, f"grade {grade}'s gain {number(gain)} and {what} differ by "
+                                   f"less than 1: trec_eval sorts gains by their difference "
+                                   f"truncated to a whole number, so it may order these two "
+                                   f"wrongly", "give gains that are equal or at least 1 apart")
+    if kind.name == "rbp":  # trec_eval scales by the largest listed gain too (kernels' rbp)
+        params += (1.0, max(g for _, g in pairs))
+    if all(g == grade for grade, g in pairs):  # the grades' own gains: trec_eval's default
+        return params, None
+    return params, V.TrecGains(pairs)
+
+
+# the values a number parameter may take: (low, high, low included, high included)
+_PARAM_RANGES = {
+    "p": (0.0, 1.0, False, False, "a persistence (the chance of reading on), above 0 and "
+                                  "below 1", "0.8"),
+    "recall": (0.0, 1.0, True, True, "a recall level from 0 to 1", "0.5"),
+    "mult": (0.0, math.inf, True, False, "a multiple of R, 0 or more", "0.5"),
+    "beta": (0.0, math.inf, True, False, "a weight of recall against precision, 0 or more",
+             "1"),
+    "n": (0.0, math.inf, True, False, "a count of documents, 0 or more", "1000"),
+}
+
+
+def check_param(kind: Kind, key: str, value: float, spec: str) -> float:
+    """The one check of a measure's number parameter ``key`` (of any name form:
+    ``RBP(p=0.8)``, ``rbp.p=0.8``, ``IPrec@0.5``, ``iprec_at_recall.0.5``): a value
+    in its range (:data:`_PARAM_RANGES`), else ``ValueError`` naming the measure
+    ``spec``, the value and what to write."""
+    if key not in _PARAM_RANGES:
+        return value
+    lo, hi, lo_in, hi_in, what, example = _PARAM_RANGES[key]
+    inside = (lo <= value if lo_in else lo < value) and (value <= hi if hi_in else value < hi)
+    if not inside:
+        owner = kind.trec or kind.trec_cut or kind.irm or kind.name
+        raise _error(spec, f"{key} {number(value)} is out of range: {owner}'s {key} is {what}",
+                     f"give {key} in that range, e.g. {example}")
+    return value
+
+
+def _trec_value(spec: str, piece: str, value: str, fix: str) -> float:
+    if not _NUMBER.fullmatch(value) or not math.isfinite(float(value)):
+        raise _error(spec, f"{_shown(piece)}: {_shown(value)} is not a finite number", fix)
+    return float(value)
+
+
 def _trec(spec: str):
-    """(kind, [(cutoff, params), ...]) of a trec_eval name, or None when it is not one."""
+    """(kind, [(cutoff, params), ...], gains) of a trec_eval name, or None when it is
+    not one; gains: trec_eval's grade=gain pairs (:func:`_trec_gains`) or None."""
     if spec in _BY_TREC:
         kind = _BY_TREC[spec]
         if kind.each and kind.trec_cut == spec:
-            return kind, [(None, (v,)) for v in kind.defaults]
+            return kind, [(None, (v,)) for v in kind.defaults], None
         return kind, [(c, None) for c in (list(kind.trec_cutoffs) if kind.trec_cut == spec
-                                          else [None])]
+                                          else [None])], None
     m = re.match(r"([A-Za-z0-9_]+?)\.", spec) or re.match(r"([A-Za-z_]+)_(?=[0-9])", spec)
     if not m or m.group(1) not in _BY_TREC:
         return None
     name, sep = m.group(1), spec[len(m.group(1))]
     kind = _BY_TREC[name]
+    if kind.trec_gains and sep == "." and name == kind.trec:
+        params, gains = _trec_gains(spec, kind, name, m.end())
+        if params == kind.defaults:
+            params = None
+        return kind, [(None, params)], gains
     if kind.params and sep == ".":
         values = _trec_numbers(spec, kind, name, m.end())
         if kind.each:  # one measure per value, in increasing order, as trec_eval
@@ -707,14 +831,14 @@ def _trec(spec: str):
             for x, y in zip(values, values[1:]):
                 if x == y:
                     raise _error(spec, f"{name} lists {number(x)} twice", "give each value once")
-            return kind, [(None, (v,)) for v in values]
+            return kind, [(None, (v,)) for v in values], None
         wanted = len(kind.defaults) - (kind.name == "utility")  # utility's n comes from -N
         if len(values) != wanted:
             raise _error(spec, f"{name} takes {wanted} value{'s' if wanted > 1 else ''} "
                                f"({', '.join(kind.params[:wanted])}), got {len(values)}",
                          f"write {name}.{','.join(number(v) for v in kind.defaults[:wanted])}")
         values += list(kind.defaults[len(values):])
-        return kind, [(None, None if tuple(values) == kind.defaults else tuple(values))]
+        return kind, [(None, None if tuple(values) == kind.defaults else tuple(values))], None
     if kind.trec_cut != name:
         fix = (f"write {kind.trec_cut}.10 for a cutoff" if kind.trec_cut else
                f"write {kind.irm}@10 for a cutoff" if kind.cutoff != "none" else
@@ -737,7 +861,7 @@ def _trec(spec: str):
         cuts.append(_cutoff(r, example))
     if r.pos < len(spec):
         raise r.expected(f"',' or the end after cutoff {cuts[-1]}", f"write {example}")
-    return kind, [(c, None) for c in cuts]
+    return kind, [(c, None) for c in cuts], None
 
 
 def _irm(spec: str):
@@ -760,7 +884,9 @@ def _irm(spec: str):
         if kind.each:  # IPrec@0.1: the number parameter
             if kind.params[0] in got:
                 raise r.error(f"{kind.params[0]} is given twice", f"give it once: {name}@0.1")
-            got[kind.params[0]] = _number(r, kind.params[0], f"e.g. {name}@0.1")
+            got[kind.params[0]] = check_param(kind, kind.params[0],
+                                              _number(r, kind.params[0], f"e.g. {name}@0.1"),
+                                              r.spec)
         else:
             at = _cutoff(r, f"{name}@10")
     if r.peek() == "(":
@@ -778,6 +904,12 @@ def _irm(spec: str):
     if at is not None and got["cutoff"] is not None:
         raise r.error(f"the cutoff is given twice (cutoff={got['cutoff']} and @{at})",
                       f"give it once: {name}@{at}")
+    if name == "RBP" and got["rel"] is None:  # ir_measures: RBP without rel is graded
+        p = number(got.get("p", kind.defaults[0]))
+        raise r.error("ir_measures reads RBP without rel= as graded RBP (its own pipeline "
+                      "refuses it: the cwl provider needs rel)",
+                      f"write RBP(rel=1,p={p}) for binary RBP, or trec_eval's rbp.p={p} for "
+                      f"graded RBP (gains: the grades, scaled by the largest)")
     cutoff = at if at is not None else got["cutoff"]
     if kind.cutoff == "none" and cutoff is not None:
         raise r.error(f"{name} takes no cutoff", f"write {name}")
@@ -890,6 +1022,7 @@ def parse(measures, rel: int | None = None, ranx: bool = False) -> Parsed:
                          f"least one, e.g. 'ndcg_cut.10' or 'AP'")
     out = Parsed(rel=default_rel)
     gains: list = []
+    plain: list = []  # trec_eval's names of measures that take gains, given none
     seen: set = set()
     for item in items:
         reading = _ranx(item) if ranx else None
@@ -901,14 +1034,17 @@ def parse(measures, rel: int | None = None, ranx: bool = False) -> Parsed:
         if reading is not None:
             found = [reading]
         elif trec is not None:
-            kind, cuts = trec
-            found = [(kind, c, None, "linear" if kind.name == "ndcg" else None, ps)
-                     for c, ps in cuts]
+            kind, cuts, tg = trec
+            implied = tg if tg is not None else "linear" if kind.name == "ndcg" else None
+            found = [(kind, c, None, implied, ps) for c, ps in cuts]
+            if kind.trec_gains and tg is None:  # trec_eval's default gains: the grades
+                plain.append(item)
         else:
             found = [_irm(item)]
         for kind, cutoff, r, gain, ps in found:
-            if kind.name == "ndcg":
+            if kind.name == "ndcg" or gain is not None:
                 gains.append((item, gain))
+            if kind.name == "ndcg":
                 if cutoff not in out.ndcg:
                     out.ndcg.append(cutoff)
                 continue
@@ -924,6 +1060,10 @@ def parse(measures, rel: int | None = None, ranx: bool = False) -> Parsed:
                 raise ValueError(f"measures {_shown(first[0])} and {_shown(item)} use different "
                                  f"gains; evaluate them in separate calls")
         out.gain = first[1]
+        if isinstance(out.gain, V.TrecGains) and plain:  # trec_eval's names keep their gains
+            raise ValueError(f"measures {_shown(first[0])} and {_shown(plain[0])} use different "
+                             f"gains (trec_eval gives {_shown(plain[0])} the grades as gains); "
+                             f"evaluate them in separate calls")
     return out
 
 

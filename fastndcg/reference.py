@@ -1439,7 +1439,7 @@ def err_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judg
     top = max([4.0] + ideal[:1])
     total, decay = 0.0, 1.0
     for i, g in enumerate(grades[:q.cut]):
-        r = (2.0 ** g - 1.0) / 2.0 ** top
+        r = 2.0 ** (g - top) - 2.0 ** -top  # (2^g - 1) / 2^top, without 2^g overflowing
         total += r * decay / (i + 1)
         decay *= 1.0 - r
     return total

@@ -18,14 +18,19 @@ trec_eval's behaviour is the specification, quirks included:
   above 0, whatever ``-l`` says;
 * ``gm_map``, ``gm_bpref``, ``num_q`` and ``runid`` are printed on the ``all`` lines
   only, and ``-n`` prints no ``all`` line;
-* a measure named twice with parameters takes the first; cutoffs are sorted.
+* a measure named twice with parameters takes the first; cutoffs are sorted;
+* ``ndcg``, ``G``, ``ndcg_rel``, ``Rndcg`` and ``rbp`` take grade=gain pairs
+  (``-m ndcg.1=0,2=3``, ``-m rbp.p=0.9,2=5``), printed as given (``ndcg_1=0,2=3``);
+  a grade not listed keeps itself as its gain, and each set of gains is one pass
+  over the run. The pairs where trec_eval's numbers would not follow the gains
+  (:func:`fastndcg.measures.parse` says which) are refused by name.
 
 Every value comes from :func:`fastndcg.evaluate` with ``preset="trec_eval"`` (the
 same partition scorer as every other path); this module only reads the arguments
 and writes the text, and ``relstring`` (trec_eval's per-query text of the first
 ranks' grades: not a number, so not a measure of ``evaluate``) is read off the
 run and the qrels here. Options it does not support (preference and ``qrels_jg``
-files, z-scores, debugging, gain parameters) are refused in one line naming them.
+files, z-scores, debugging) are refused in one line naming them.
 With ``-J`` (judged documents only) a query left with no document is scored on an
 empty ranking, as trec_eval does: its ``iprec_at_recall`` at a level that rounds to
 0 relevant items and its ``11pt_avg`` are C's ``-nan`` (0 / 0). Exit statuses are trec_eval's:
@@ -308,15 +313,27 @@ def _measure_names(args: Args, printed: list[Line]) -> list[str]:
         spec = line.spec
         try:
             parse(spec)
-        except ValueError as err:  # parameters fastndcg does not read (G.1=3.5, ...)
-            raise TrecEvalError(f"-m {spec}: {err}; fastndcg trec_eval takes trec_eval's "
-                                f"default gains for it", 1) from None
+        except ValueError as err:
+            raise TrecEvalError(f"-m {spec}: {err}", 1) from None
         if spec.startswith("utility") and args.n_docs:
             values = parse(spec).others[0].values
             spec = ("utility(" + ",".join(f"{k}={number(v)}" for k, v in
                                           zip("abcd", values[:4])) + f",n={args.n_docs})")
         names.append(spec)
     return names
+
+
+def _passes(names: list[str]) -> list[list[str]]:
+    """The measure names in groups that share their gains: trec_eval's own (the
+    grades) first, then one group per set of grade=gain pairs, in the order named
+    (each is one pass over the run)."""
+    from .measures import parse
+
+    groups: dict = {}
+    for name in names:
+        gains = parse(name).gain
+        groups.setdefault(gains if not isinstance(gains, str) else None, []).append(name)
+    return [groups[key] for key in sorted(groups, key=lambda g: g is not None)]
 
 
 def _c_float(value: float) -> str:
@@ -380,16 +397,17 @@ def run(args: Args, out=None) -> None:
     columns: dict[str, np.ndarray] = {}
     if names:
         # -J: a query whose documents are all unjudged is scored on an empty ranking
-        report = evaluate(run_t, qrels=qrels_t, preset="trec_eval", measure=names,
-                          rel=args.rel if args.rel != 1 else None,
-                          complete=args.complete or args.judged_only)
-        table = report.per_query
-        position = {q: i for i, q in enumerate(
-            table.column("query_id").cast(pa.string()).to_pylist())}
-        order = np.array([position[q] for q in evaluated], np.int64)
-        for name in names:
-            column = parse(name, args.rel).columns[0]
-            columns[name] = np.asarray(table.column(column).to_numpy())[order]
+        for group in _passes(names):  # one pass per set of gains (-m ndcg.1=0,2=3)
+            report = evaluate(run_t, qrels=qrels_t, preset="trec_eval", measure=group,
+                              rel=args.rel if args.rel != 1 else None,
+                              complete=args.complete or args.judged_only)
+            table = report.per_query
+            position = {q: i for i, q in enumerate(
+                table.column("query_id").cast(pa.string()).to_pylist())}
+            order = np.array([position[q] for q in evaluated], np.int64)
+            for name in group:
+                column = parse(name, args.rel).columns[0]
+                columns[name] = np.asarray(table.column(column).to_numpy())[order]
         if args.judged_only:
             left = set(pc.unique(run_t.column("query_id")).to_pylist())
             _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 
-from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, M_11PT_AVG, M_AP, M_BING, M_BPREF,
+from .codes import (BASIC_LAST, EXP2, GRADED_FIRST, LINEAR, TABLE, M_11PT_AVG, M_AP, M_BING, M_BPREF,
                     M_11PT_AVG_TE9, M_BPREF_RANX, M_ERR, M_F1, M_G, M_INFAP, M_IPREC_TE9,
                     M_IPREC, M_JUDGED, M_NDCG_REL, M_NUM_NONREL_JUDGED_RET, M_NUM_Q, M_NUM_REL,
                     M_NUM_REL_RET, M_NUM_RET, M_P, M_R, M_RBP, M_RBP_BIN, M_RBP_RESID,
@@ -940,6 +940,29 @@ def trec_rbp(n, rg, p, largest):
 
 
 @kernel(_nrt=False, inner=True)
+def rbp_listed_scale(listed_max, ilabels, ilo, ni, gmode, table):
+    """trec_eval's rbp with grade=gain pairs scales by the largest of the gains it
+    lists (``listed_max``) and those of the grades 0..the query's largest judged
+    grade (each listed one or the grade itself)."""
+    top = np.int64(-1)
+    for i in range(ni):
+        v = np.int64(ilabels[ilo + i])
+        if v > top:
+            top = v
+    s = listed_max
+    if gmode != TABLE:  # gains grow with the grade: the largest grade's
+        if top >= 0:
+            g = float(top) if gmode == LINEAR else 2.0 ** float(top) - 1.0
+            if g > s:
+                s = g
+        return s
+    for g in range(top + 1):
+        if table[g] > s:
+            s = table[g]
+    return s
+
+
+@kernel(_nrt=False, inner=True)
 def _grade(gain, gmode):
     """The grade behind a gain: the label under linear gain, log2(gain + 1) under
     exp2 (exact for whole labels), never below 0."""
@@ -952,11 +975,11 @@ def err(t, rg, gmode, top):
     """ERR@t (Chapelle et al., CIKM 2009, as gdeval computes it): the sum over
     ranks i < t of R_i / (i + 1) x the product of (1 - R_j) above, R = (2^grade -
     1) / 2^top, ``top`` the largest grade (gdeval: 4)."""
-    scale = 2.0 ** top
     total = 0.0
     decay = 1.0
+    low = 2.0 ** -top  # R = 2^(grade - top) - 2^-top: no 2^grade to overflow (grade <= top)
     for i in range(t):
-        r = (2.0 ** _grade(rg[i], gmode) - 1.0) / scale
+        r = 2.0 ** (_grade(rg[i], gmode) - top) - low
         total += r * decay / (i + 1)
         decay *= 1.0 - r
     return total
@@ -1010,7 +1033,10 @@ def graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, tabl
             if code < GRADED_FIRST:
                 continue
             if code == M_RBP:
-                out[q, j] = trec_rbp(n, rg, mparam[j, 0], _ideal(itop, ni, 0))
+                largest = _ideal(itop, ni, 0)
+                if mparam.shape[1] > 2 and mparam[j, 1] == 1.0:  # trec_eval's listed gains
+                    largest = rbp_listed_scale(mparam[j, 2], ilabels, ilo, ni, gmode, table)
+                out[q, j] = trec_rbp(n, rg, mparam[j, 0], largest)
             elif code == M_G:
                 out[q, j] = trec_g(n, rg, ni, itop)
             elif code == M_NDCG_REL:
