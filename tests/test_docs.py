@@ -1,7 +1,9 @@
 """The documentation site (docs/, mkdocs.yml) and the README.
 
-* the site builds with ``mkdocs build --strict`` (broken links and anchors,
-  docstrings griffe cannot read and pages left out of the navigation fail it);
+* the site builds with ``mkdocs build --strict`` into a temporary folder (broken
+  links, anchors and cross-references, docstrings griffe cannot read and pages
+  left out of the navigation fail it), and a broken cross-reference does fail
+  the build as the test runs it;
 * every fenced Python example of the guide and of the README runs, page by page
   in one namespace, in a folder holding the small files the examples name
   (``logs.parquet``, ``run.txt``, ``qrels.txt``, ...); an example preceded by
@@ -11,6 +13,7 @@
   entry in the built API reference;
 * every command-line option has a help text and an entry on the built
   command-line page;
+* the measures page lists the tie rules each measure refuses, as the registry says;
 * no page speaks of how the project is run (issues, tickets, sessions).
 """
 
@@ -42,18 +45,38 @@ FENCE = re.compile(r"^```(?P<lang>[\w-]*)")
 
 # --------------------------------------------------------------------------- the built site
 
+def build_strict(config: Path, out: Path) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` of ``config`` into ``out`` (never into the repository).
+
+    Not ``-q``: mkdocs counts the warnings that fail a strict build on its logger,
+    and ``-q`` raises that logger to ERROR, so a quiet strict build drops every
+    warning (a broken cross-reference, link or anchor) and succeeds."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               NO_MKDOCS_2_WARNING="1")
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config),
+                           "-d", str(out)],
+                          cwd=config.parent, env=env, capture_output=True, text=True, timeout=300)
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The site built once with --strict into a temporary folder."""
     out = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               NO_MKDOCS_2_WARNING="1")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f",
-                           str(ROOT / "mkdocs.yml"), "-d", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = build_strict(ROOT / "mkdocs.yml", out)
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
     assert "WARNING" not in done.stderr, done.stderr
     return out
+
+
+def test_the_strict_build_fails_on_a_broken_cross_reference(tmp_path):
+    """The way the site is built above does fail on a warning: ``[-q] [-c]`` in text
+    is a reference link to ``-c`` for mkdocs-autorefs, which finds no such target."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Page\n\ntrec_eval [-q] [-c] QRELS RUN\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\nplugins:\n  - autorefs\n")
+    done = build_strict(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode != 0, done.stderr
+    assert "-c" in done.stderr and "WARNING" in done.stderr, done.stderr
 
 
 def anchors(site: Path, page: str) -> set[str]:
@@ -261,6 +284,37 @@ def test_the_command_line_page_shows_each_help_text(site):
             if action.help and not isinstance(action, argparse._HelpAction):
                 words = " ".join((action.help % {"default": action.default}).split())
                 assert words in text, f"{command} {action.option_strings}: {words!r}"
+
+
+# --------------------------------------------------------------------------- measures page
+
+def test_the_ties_section_lists_the_registry_s_refusals():
+    """The refusals table of the measures page's Ties section says, for each measure,
+    the tie rules it refuses, as the registry's ``average`` and ``bounds`` flags do
+    (and ndcg_rel's average with negative labels kept)."""
+    from fastndcg.measures import _AVERAGE_NEEDS_GAINS_AT_LEAST_0, REGISTRY
+
+    text = (DOCS / "guide" / "measures.md").read_text(encoding="utf-8")
+    section = text.split("\n### Ties\n", 1)[1].split("\n### ", 1)[0]
+    table = section.split("| measure | refuses | why |", 1)[1].split("\n\n", 1)[0]
+    documented, negative = {}, set()
+    for row in table.strip().split("\n")[1:]:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        names = re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", cells[0]))
+        refused = set(re.findall(r"`(average|optimistic|pessimistic)`",
+                                 re.sub(r"\(use [^)]*\)", "", cells[1])))
+        if "negative_labels" in cells[0]:
+            negative |= {n for n in names if n in REGISTRY}
+            assert refused == {"average"}, row
+            continue
+        for name in names:
+            assert name in REGISTRY and name not in documented, (name, row)
+            documented[name] = refused
+    expected = {k.name: ({"average"} if not k.average else set())
+                | ({"optimistic", "pessimistic"} if not k.bounds else set())
+                for k in REGISTRY.values() if not (k.average and k.bounds)}
+    assert documented == expected
+    assert negative == set(_AVERAGE_NEEDS_GAINS_AT_LEAST_0)
 
 
 # --------------------------------------------------------------------------- words

@@ -5,7 +5,9 @@ argument: its flags, value, choices, default and help text) and writes Markdown.
 As a MkDocs hook (``hooks:`` in mkdocs.yml) it replaces the line
 ``<!-- cli-reference -->`` of a page with that Markdown when the site is built, so
 the page cannot drift from the parser. Each argument gets an anchor
-``<subcommand>-<flag>`` (``evaluate-per-query``, ``compare-inputs``).
+``<subcommand>-<flag>`` (``evaluate-per-query``, ``compare-inputs``). The parser's
+texts are plain text, written so that Markdown shows them as they are (``[-c]``
+is not a link); ``trec_eval``, which reads its own arguments, shows its own help.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import argparse
 import html
 import os
+import re
 import sys
+import textwrap
 
 MARKER = "<!-- cli-reference -->"
 
@@ -48,8 +52,19 @@ def anchor(command: str, action: argparse.Action) -> str:
     return f"{command}-{flag.lstrip('-')}"
 
 
+# Characters Markdown would read in the parser's plain text: ``[-q] [-c]`` is a
+# reference link to ``-c`` (mkdocs-autorefs fails the strict build on it), ``*`` and
+# ``_`` emphasis, a backquote a code span. A backslash makes each one a literal.
+_MARKDOWN = re.compile(r"([\\`*_\[\]])")
+
+
+def _text(text: str) -> str:
+    """Plain text as Markdown that shows it as it is."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(" ".join(str(text).split()), quote=False))
+
+
 def _cell(text: str) -> str:
-    return html.escape(" ".join(str(text).split()), quote=False).replace("|", "&#124;")
+    return _text(text).replace("|", "&#124;")
 
 
 def _code(text: str) -> str:
@@ -91,6 +106,30 @@ def _help(sub: argparse.ArgumentParser, action: argparse.Action) -> str:
     return formatter._expand_help(action) if action.help else ""
 
 
+def own_help(name: str) -> str | None:
+    """The help text of a subcommand that reads its own arguments, not argparse's
+    (``trec_eval``: trec_eval's getopt command line), or None."""
+    if name != "trec_eval":
+        return None
+    from fastndcg.treceval import HELP
+    lines = []
+    for line in HELP.rstrip().split("\n"):
+        if line.startswith("usage:"):  # wrapped between arguments, as argparse does
+            words = re.findall(r"\[(?:[^\[\]]|\[[^\]]*\])*\](?:\.\.\.)?|\S+", line)
+            indent = " " * (len("usage: fastndcg trec_eval") + 1)
+            row = " ".join(words[:3])
+            for word in words[3:]:
+                if len(row) + 1 + len(word) > 88:
+                    lines.append(row)
+                    row = indent + word
+                else:
+                    row += " " + word
+            lines.append(row)
+        else:
+            lines += textwrap.wrap(line, 88, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    return "\n".join(lines)
+
+
 def render(root: argparse.ArgumentParser | None = None) -> str:
     root = root or parser()
     prog = root.prog
@@ -109,13 +148,17 @@ def render(root: argparse.ArgumentParser | None = None) -> str:
     for name, sub in subs.items():
         out += [f"## `{prog} {name}` {{#{prog}-{name}}}", ""]
         if sub.description:
-            out += [sub.description, ""]
-        usage = sub.format_usage().strip()
+            out += [_text(sub.description), ""]
+        own = own_help(name)
+        usage = own if own is not None else sub.format_usage().strip()
         out += ["```text", usage, "```", ""]
         if sub.epilog:
-            out += [sub.epilog, ""]
+            out += [_text(sub.epilog), ""]
+        actions = [a for n, a in documented(root) if n == name]
+        if not actions:
+            continue
         out += ["| argument | value | default | meaning |", "|---|---|---|---|"]
-        for _, action in ((n, a) for n, a in documented(root) if n == name):
+        for action in actions:
             flags = ", ".join(_code(f) for f in action.option_strings) or _code(action.metavar or action.dest)
             out.append(f'| <a id="{anchor(name, action)}"></a>{flags} | {_value(action)} | '
                        f"{_default(action)} | {_cell(_help(sub, action))} |")
