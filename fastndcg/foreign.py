@@ -13,6 +13,14 @@ what ir_measures, PyTerrier and ranx users already have in memory.
   ``doc_id``, ``score``, ``relevance``; PyTerrier's ``qid``, ``docno``,
   ``score`` (its ``rank`` and ``query`` columns are not read) and ``label``.
 
+Ids are integers or strings, one kind per input: a missing id (``None``, NaN)
+and an input mixing integer and string ids (``1`` and ``"2"``) are refused by
+name, as is a list mixing ScoredDoc and Qrel records, and a run given as the
+judgments or the judgments as the run (a ranx ``Run`` as ``qrels=``, Qrel records
+as the run). An empty dict, or one whose queries all map to empty dicts, holds
+nothing to evaluate: refused by name (the ir_measures provider reads them as
+ir_measures does).
+
 Column names are recognised only where the caller left a column option at its
 default (``query="query_id"``, ``doc="doc_id"``, ``label="label"``), and only in
 these in-memory shapes: a Parquet file is read by the names given. A frame that
@@ -28,38 +36,91 @@ holds two candidates for one role (``query_id`` and ``qid``, or ``label`` and
 
 from __future__ import annotations
 
-import itertools
+import numbers
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["table_of", "recognise", "ranked_by_ranx", "ALIASES"]
+from ._validate import shown
+
+__all__ = ["table_of", "recognise", "ranked_by_ranx", "empty_queries", "ALIASES"]
 
 # candidate column names of each role, fastndcg's default first
 ALIASES = {"query": ("query_id", "qid"), "doc": ("doc_id", "docno"),
            "score": ("score",), "label": ("label", "relevance")}
 
 
-def _value_role(roles: dict[str, str], name: str) -> str:
+def _value_role(roles: dict[str, str], name: str, describe: str = "a dict of dicts") -> str:
     values = [r for r in roles.values() if r in ("score", "label")]
     if len(values) != 1:
-        raise ValueError(f"{name}: a dict of dicts holds one value per document, but a search "
+        raise ValueError(f"{name}: {describe} holds one value per document, but a search "
                          f"log needs a score and a label; pass the run as {name} and the "
                          f"judgments as qrels=")
     return values[0]
 
 
-def _ids(values: list) -> pa.Array:
-    """Query or document ids as Arrow: integers stay integers, anything else is text."""
-    arr = pa.array(values)
-    if pa.types.is_integer(arr.type):
-        return arr.cast(pa.int64())
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-        return arr
+def _ids(values: list, what: str, name: str, describe: str, where=None) -> pa.Array:
+    """Query or document ids as Arrow: integers stay integers, text stays text
+    (anything else is read as its text). A missing id (None, NaN) and integers mixed
+    with strings are refused: ir_measures refuses both, and ``1`` and ``"1"`` would
+    be one id here but two there. ``where(i)``: where the i-th id sits, for messages."""
+    if not values:
+        return pa.array([], pa.string())
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        arr = None
+    if arr is not None and not arr.null_count:
+        if pa.types.is_integer(arr.type):
+            return arr if arr.type in (pa.int64(), pa.uint64()) else arr.cast(pa.int64())
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            return arr
+    first = {}  # kind -> index of its first id
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and v != v):
+            at = f", {where(i)}" if where is not None else ""
+            raise ValueError(f"{name}: {what} id {v!r} in {describe}{at}; every {what} needs "
+                             f"an id (a string or an integer): drop it or give it one")
+        kind = ("text" if isinstance(v, str) else "int"
+                if isinstance(v, numbers.Integral) and not isinstance(v, bool) else None)
+        if kind is not None:
+            first.setdefault(kind, i)
+            if len(first) == 2:
+                a, b = values[first["int"]], values[first["text"]]
+                if first["int"] > first["text"]:
+                    a, b = b, a
+                at = f", {where(i)}" if where is not None else ""
+                raise TypeError(f"{name}: {describe} mixes integer and string {what} ids "
+                                f"({shown(a)} and {shown(b)}{at}); make them one kind, e.g. "
+                                f"str({'doc' if what == 'document' else what}_id) for every one")
     return pa.array([str(v) for v in values])
 
 
+def _numbers(values: list, role: str, name: str, describe: str,
+             where=None, type: pa.DataType = pa.float64()) -> pa.Array:
+    """Scores or grades as Arrow doubles (``type``); a value that is not a number is
+    refused by name (``where(i)``: where the i-th value sits)."""
+    try:
+        return pa.array(values, type=type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        pass
+    for i, v in enumerate(values):
+        if v is None:
+            continue
+        try:
+            ok = not isinstance(v, (str, bytes, bool)) and isinstance(float(v), float)
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            at = f" ({where(i)})" if where is not None else ""
+            raise TypeError(f"{name}: every {role} of {describe} must be a number; got "
+                            f"{shown(v)}{at}; convert it, e.g. float({role})")
+    raise TypeError(f"{name}: every {role} of {describe} must be a number within the range "
+                    f"of a double; convert them, e.g. float({role})")
+
+
 def _from_dicts(data: dict, roles: dict[str, str], name: str) -> pa.Table:
+    describe = "the dict of dicts"
     role = _value_role(roles, name)
     by_role = {r: n for n, r in roles.items()}
     qids, docs, values, sizes = [], [], [], []
@@ -72,36 +133,85 @@ def _from_dicts(data: dict, roles: dict[str, str], name: str) -> pa.Table:
         sizes.append(len(docs_of))
         docs.extend(docs_of.keys())
         values.extend(docs_of.values())
-    query = _ids(qids)
+    ends = np.cumsum(sizes)
+
+    def query_of(i: int) -> str:
+        return f"query {qids[int(np.searchsorted(ends, i, side='right'))]!r}"
+
+    query = _ids(qids, "query", name, describe)
     take = pa.array(np.repeat(np.arange(len(qids), dtype=np.int64), sizes))
-    try:
-        vals = pa.array(values, type=pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        raise TypeError(f"{name}: every {role} of a dict of dicts must be a number; got "
-                        f"{next(v for v in values if not isinstance(v, (int, float)))!r}"
-                        ) from None
-    return pa.table({by_role["query"]: query.take(take), by_role["doc"]: _ids(docs),
+    vals = _numbers(values, role, name, describe, query_of)
+    return pa.table({by_role["query"]: query.take(take),
+                     by_role["doc"]: _ids(docs, "document", name, describe, query_of),
                      by_role[role]: vals})
+
+
+def empty_queries(source, name: str) -> list:
+    """The ids of a dict of dicts' queries that map to no document (``{"q1": {}}``),
+    as the table read from it names them: ir_measures' pytrec_eval and judged
+    providers count them as judged queries (each measure's default, 0)."""
+    if not isinstance(source, dict) or not any(isinstance(d, dict) and not d
+                                               for d in source.values()):
+        return []
+    ids = _ids(list(source.keys()), "query", name, "the dict of dicts").to_pylist()
+    return [q for q, d in zip(ids, source.values()) if isinstance(d, dict) and not d]
+
+
+def _crossed(name: str, got: str, want: str, fix: str) -> ValueError:
+    return ValueError(f"{name}: got {got} where {want} expected: the roles are crossed; "
+                      f"{fix}")
 
 
 def _from_tuples(first, rows, roles: dict[str, str], name: str) -> pa.Table:
     fields = first._fields
-    columns = list(zip(*itertools.chain([first], rows)))
+    kind = type(first)
+    describe = f"the {kind.__name__} records"
+    records = [first, *rows]
+    stray = None if len(set(map(type, records))) == 1 else next(
+        (i for i, r in enumerate(records) if type(r) is not kind
+         and getattr(r, "_fields", None) != fields), None)
+    if stray is not None:
+        other = records[stray]
+        raise ValueError(f"{name}: the records mix kinds: record {stray} is {shown(other)}, "
+                         f"but the first is a {kind.__name__} ({', '.join(fields)}); a run "
+                         f"holds ScoredDoc records only and qrels Qrel records only: pass "
+                         f"them apart, the run as the run and the judgments as qrels")
+    values_roles = [r for r in roles.values() if r in ("score", "label")]
+    by_role = {r: n for n, r in roles.items()}
+    if values_roles == ["score"] and by_role["score"] == "score" and "score" not in fields \
+            and "relevance" in fields:
+        raise _crossed(name, f"{describe} (judgments: {', '.join(fields)})", "a run is",
+                       f"pass the {kind.__name__} records as the qrels and the run (e.g. "
+                       f"ScoredDoc records) as the run")
+    if values_roles == ["label"] and by_role["label"] == "label" and "score" in fields \
+            and not {"label", "relevance"} & set(fields):
+        raise _crossed(name, f"{describe} (a run: {', '.join(fields)})", "judgments are",
+                       f"pass the {kind.__name__} records as the run and the judgments (e.g. "
+                       f"Qrel records) as the qrels")
+    columns = list(zip(*records))
     data = dict(zip(fields, columns))
+    qids = data.get("query_id")
+
+    def record(i: int) -> str:
+        return f"record {i}" + (f", query {qids[i]!r}" if qids is not None else "")
+
     table = {}
     for field, values in data.items():
         if field in ("query_id", "doc_id"):
-            table[field] = _ids(list(values))
+            query = field == "query_id"
+            table[field] = _ids(list(values), "query" if query else "document", name,
+                                describe, (lambda i: f"record {i}") if query else record)
         elif field in ("score", "relevance"):
+            role = "score" if field == "score" else "relevance"
             try:
                 table[field] = pa.array(values, type=pa.float64() if field == "score"
                                         else pa.int64())
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                table[field] = pa.array(values, type=pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                table[field] = _numbers(list(values), role, name, describe, record)
     if "query_id" not in table or "doc_id" not in table:
         raise TypeError(f"{name}: namedtuples need the fields query_id and doc_id (as "
                         f"ir_measures' ScoredDoc and Qrel have); got {', '.join(fields)}")
-    return recognise(pa.table(table), roles, f"the {type(first).__name__} records")
+    return recognise(pa.table(table), roles, describe)
 
 
 RANX_WALK_DOCS = 100_000  # ranx objects this large (queries x the first one's documents)
@@ -114,9 +224,16 @@ def _from_ranx(source, roles: dict[str, str], name: str) -> pa.Table:
     million documents; from :data:`RANX_WALK_DOCS` documents on, a kernel walks them
     (0.3 s a million), compiled once for each length of ranx's fixed-width document
     ids (1-3 s, then cached)."""
-    role = _value_role(roles, name)
+    is_run = _is_ranx(source, "Run")
+    role = _value_role(roles, name, f"a ranx {'Run' if is_run else 'Qrels'}")
+    if is_run and role == "label":
+        raise _crossed(name, "a ranx Run (a run's scores)", "judgments are",
+                       "pass the ranx Run as the run and the ranx Qrels as the qrels")
+    if not is_run and role == "score":
+        raise _crossed(name, "a ranx Qrels (judgments)", "a run is",
+                       "pass the ranx Qrels as the qrels and the ranx Run as the run")
     by_role = {r: n for n, r in roles.items()}
-    held = source.run if _is_ranx(source, "Run") else source.qrels
+    held = source.run if is_run else source.qrels
     first = next(iter(held.values()), None)  # (each query's dict crosses from Numba:
     if first is None or len(held) * len(first) < RANX_WALK_DOCS:  # estimate from one)
         return _from_dicts(source.to_dict(), roles, name)
@@ -161,9 +278,19 @@ def table_of(source, roles: dict[str, str], name: str) -> tuple[pa.Table, str] |
     if _is_ranx(source, "Run") or _is_ranx(source, "Qrels"):
         return _from_ranx(source, roles, name), f"the ranx {kind.__name__}"
     if isinstance(source, dict):
-        if not source or not isinstance(next(iter(source.values())), dict):
+        if not source:
+            role = "score" if "score" in roles.values() else "label"
+            raise ValueError(f"{name}: the dict is empty (no query): nothing to evaluate; give "
+                             f"at least one query, as {{query_id: {{doc_id: {role}}}}}")
+        if not isinstance(next(iter(source.values())), dict):
             return None  # not a dict of dicts: the caller's message lists what can be read
-        return _from_dicts(source, roles, name), "the dict of dicts"
+        table = _from_dicts(source, roles, name)
+        if table.num_rows == 0:
+            role = _value_role(roles, name)
+            raise ValueError(f"{name}: every query of the dict of dicts maps to an empty dict "
+                             f"(no document): nothing to evaluate; give at least one "
+                             f"document, as {{query_id: {{doc_id: {role}}}}}")
+        return table, "the dict of dicts"
     if isinstance(source, (str, bytes, pa.Table, pa.RecordBatch)) or module in ("pandas",
                                                                                  "polars"):
         return None

@@ -33,6 +33,20 @@ reproduces its rules, ties included:
   ``2024-127266`` as ``127266`` (and 0 under its own id); fastndcg reports it
   under its id.
 
+Inputs as ir_measures takes them: an empty run (``{}``, ``[]``) scores each judged
+query with each measure's ``DEFAULT`` (0), empty judgments give no per-query value
+(NaN aggregates), a run none of whose queries is judged gives each judged query 0.
+A query judged with an empty dict (``{"q1": {}}``) counts as judged (0 for it)
+wherever a measure of pytrec_eval or judged is in the call, as ir_measures' providers
+take the dict's keys then; with only msmarco's and gdeval's measures it does not.
+Where ir_measures would not match ids, fastndcg refuses rather than guess: integer
+query (or document) ids on one side and string ids on the other (``1`` vs ``"1"``:
+ir_measures' pytrec_eval refuses integer ids, its msmarco and judged providers then
+score every query 0), a missing id (``None``), records of both kinds in one list, and
+a run given as the judgments or the judgments as the run (ranx's ``Run``/``Qrels``,
+ScoredDoc/Qrel records). Integer ids on both sides, which ir_measures' pytrec_eval
+refuses, are scored as their text would be.
+
 Every other measure is left to the providers that follow: cwl_eval's RBP, the
 intent-aware measures, ir_measures' accuracy and compat measures. As in ir_measures, a judged query missing from the run gets each
 measure's ``DEFAULT`` (0), and the aggregates are ir_measures' aggregators over
@@ -61,6 +75,9 @@ True
 from __future__ import annotations
 
 import contextlib
+import math
+import numbers
+import itertools
 from typing import Iterable, Iterator
 
 import ir_measures
@@ -69,7 +86,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from ir_measures import Metric, providers
 
-from . import io
+from . import _validate as V
+from . import foreign, io
 from . import measures as M
 from .evaluate import evaluate
 from .qrels import judged_docs_only
@@ -116,6 +134,16 @@ def _reading(measure) -> tuple[str, tuple | None, bool] | None:
         measure = measure(judged_only=False)
         params = measure.params
     gains = None
+    if measure.NAME == "nDCG" and isinstance(params.get("gains"), dict):  # before str()
+        for label, gain in params["gains"].items():
+            for what, value in (("grade", label), ("gain", gain)):
+                if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                        or not math.isfinite(value)):
+                    raise ValueError(f"nDCG(gains={V.shown(params['gains'])}): gains maps "
+                                     f"grade {V.shown(label)} to {V.shown(gain)}, but each "
+                                     f"{what} must be a finite number (ir_measures' "
+                                     f"pytrec_eval refuses it too); e.g. "
+                                     f"nDCG(gains={{0: 0, 1: 1, 2: 3}})")
     text = str(measure)
     if measure.NAME == "NumRet" and isinstance(params.get("rel"), int):
         text = f"NumRelRet(rel={params['rel']})"  # pytrec_eval's num_rel_ret
@@ -156,20 +184,76 @@ class FastndcgProvider(providers.Provider):
                 raise ValueError(f"the fastndcg provider does not compute {m}; leave it to "
                                  f"ir_measures' own providers (ir_measures.calc_aggregate "
                                  f"after fastndcg.ir_measures.use() does)")
-        return FastndcgEvaluator(measures, _table(qrels, _QRELS, "qrels"))
+        table, qrels = _table(qrels, _QRELS, "qrels")
+        return FastndcgEvaluator(measures, table,
+                                 empty_queries=foreign.empty_queries(qrels, "qrels"))
 
 
-def _table(source, roles: dict, name: str) -> pa.Table:
+def _table(source, roles: dict, name: str) -> tuple[pa.Table, object]:
     """Any run or qrels ir_measures accepts (a TREC file path, a DataFrame, a dict of
-    dicts, namedtuples), read once as an Arrow table with fastndcg's column names."""
+    dicts, namedtuples; empty ones too), read once as an Arrow table with fastndcg's
+    column names; and ``source`` (an iterator rebuilt where it was peeked at)."""
     if isinstance(source, str):
         reader = io.read_trec_qrels if name == "qrels" else io.read_trec_run
-        return reader(source)
+        return reader(source), source
+    if hasattr(source, "__next__") and hasattr(source, "__iter__") and not isinstance(
+            source, pa.RecordBatchReader):  # an iterator of records: an empty one is empty
+        first = next(source, _NOTHING)
+        source = [] if first is _NOTHING else itertools.chain([first], source)
+    if (isinstance(source, (list, tuple)) and not source) or (
+            isinstance(source, dict) and all(isinstance(d, dict) and not d
+                                             for d in source.values())):
+        foreign.empty_queries(source, name)  # the ids of {"q1": {}} checked as a table's
+        # ir_measures takes these: an empty run scores each judged query 0, and empty
+        # judgments judge no query
+        return pa.table({c: pa.array([], pa.string() if r in ("query", "doc") else
+                                     pa.float64()) for c, r in roles.items()}), source
     src = io.open_source(source, roles, name=name)
     batches = list(src.batches())
     if not batches:
-        return src.schema.empty_table() if src.schema is not None else pa.table({})
-    return pa.Table.from_batches(batches)
+        return (src.schema.empty_table() if src.schema is not None else pa.table({})), source
+    return pa.Table.from_batches(batches), source
+
+
+_NOTHING = object()
+
+
+def _kind(ids) -> str | None:
+    """'integers' or 'strings': how ir_measures tells ids apart (1 is not '1')."""
+    if isinstance(ids, pa.DataType):
+        return "integers" if pa.types.is_integer(ids) else "strings"
+    if not ids:
+        return None
+    return "integers" if isinstance(ids[0], int) else "strings"
+
+
+def _same_kind(what: str, run, run_example, qrels, qrels_example) -> None:
+    """Refuses integer ids on one side and string ids on the other. ir_measures'
+    pytrec_eval provider refuses integer ids, its msmarco and judged providers then
+    match no query (every measure 0), its gdeval provider matches them as text: the
+    one answer all agree on is none."""
+    if run is None or qrels is None or run == qrels:
+        return
+    whose = {"run": ("the run's", run_example), "qrels": ("the qrels'", qrels_example)}
+    ints, texts = ("run", "qrels") if run == "integers" else ("qrels", "run")
+    raise TypeError(f"{whose[ints][0]} {what} ids are integers (e.g. "
+                    f"{V.shown(whose[ints][1])}) but {whose[texts][0]} are strings (e.g. "
+                    f"{V.shown(whose[texts][1])}): ir_measures does not match them (its "
+                    f"pytrec_eval provider refuses integer ids); make {whose[ints][0]} {what} "
+                    f"ids strings, e.g. str({'doc' if what == 'document' else what}_id)")
+
+
+def _named(err: Exception) -> Exception:
+    """``err`` of an evaluation of the provider's tables, naming what the user gave
+    (the run, the qrels) rather than the tables they were read into."""
+    text = str(err)
+    named = text.replace("qrels the Arrow table", "qrels").replace("the Arrow table", "the run")
+    if named == text:
+        return err
+    try:
+        return type(err)(named)
+    except Exception:  # an error type built otherwise: as it was
+        return err
 
 
 def _doc_ascending(run: pa.Table) -> pa.Table:
@@ -215,9 +299,25 @@ def _pipeline_order(measures: list) -> list:
 class FastndcgEvaluator(providers.Evaluator):
     """Scores runs against one set of judgments (read once)."""
 
-    def __init__(self, measures: list, qrels: pa.Table):
+    def __init__(self, measures: list, qrels: pa.Table, *, empty_queries: Iterable = ()):
         ids = qrels.column("query_id").unique().to_pylist() if qrels.num_rows else []
+        judged_ids = set(ids)
+        empty = [q for q in empty_queries if q not in judged_ids]
         measures = _pipeline_order(measures)
+        # queries judged with an empty dict ({"q1": {}}): ir_measures' pytrec_eval and
+        # judged providers take the dict's keys as the judged queries (each measure's
+        # default, 0, for them), msmarco's and gdeval's the judgments' queries; in a call
+        # with several, ir_measures fills in the defaults of every measure for the
+        # queries of the first provider in its pipeline (pytrec_eval, judged, msmarco,
+        # gdeval in this order)
+        if empty and any(_answering(m) in ("pytrec_eval", "judged") for m in measures):
+            ids = ids + empty
+        self.query_kind = (_kind(qrels.column("query_id").type) if qrels.num_rows
+                           else _kind(list(empty_queries)))
+        self.query_example = (qrels.column("query_id")[0].as_py() if qrels.num_rows
+                              else next(iter(empty_queries), None))
+        self.judged = qrels
+        self.judged_ids = pc.unique(qrels.column("query_id")) if qrels.num_rows else None
         super().__init__(measures, set(ids))
         # one evaluate call per (rules, gains table, NDCG gain): its options, its
         # judgments (mapped once through the gains table) and its measures as
@@ -235,9 +335,29 @@ class FastndcgEvaluator(providers.Evaluator):
         self.groups = list(groups.values())
 
     def _iter_calc(self, run) -> Iterator[Metric]:
-        table = _table(run, _RUN, "run")
+        table, _ = _table(run, _RUN, "run")
         if table.num_rows == 0:
-            return
+            return  # every judged query gets each measure's default
+        _same_kind("query", _kind(table.column("query_id").type),
+                   table.column("query_id")[0].as_py(), self.query_kind, self.query_example)
+        judged = self.judged
+        if judged.num_rows == 0:
+            return  # nothing judged: no value (ir_measures' aggregates are NaN then)
+        _same_kind("document", _kind(table.column("doc_id").type),
+                   table.column("doc_id")[0].as_py(), _kind(judged.column("doc_id").type),
+                   judged.column("doc_id")[0].as_py())
+        run_ids, judged_ids = table.column("query_id"), self.judged_ids
+        if run_ids.type != judged_ids.type:  # (one kind: int32 and int64, or text types)
+            run_ids, judged_ids = run_ids.cast(pa.large_string()), judged_ids.cast(
+                pa.large_string())
+        if not pc.any(pc.is_in(run_ids, value_set=judged_ids)).as_py():
+            return  # no run query judged: each judged query gets each measure's default
+        try:
+            yield from self._values(table)
+        except (ValueError, TypeError) as err:
+            raise _named(err) from None
+
+    def _values(self, table: pa.Table) -> Iterator[Metric]:
         results = {}
         for rules, qrels, group in self.groups:
             options = dict(rules)
@@ -292,6 +412,11 @@ def use(on: bool = True) -> None:
     True
     """
     global _saved
+    try:
+        on = V.flag(on, "fastndcg.ir_measures.use()'s argument")
+    except TypeError as err:
+        raise TypeError(f"{err}; use() or use(True) puts fastndcg first in ir_measures' "
+                        f"pipeline, use(False) puts the pipeline back") from None
     pipeline = ir_measures.DefaultPipeline.providers
     if on:
         if _saved is None:
