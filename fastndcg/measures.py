@@ -872,6 +872,16 @@ def _irm(spec: str):
         raise r.expected("a measure name (letters and '_')", _GENERAL)
     own = REGISTRY.get(name)
     kind = _BY_IRM.get(name) or own
+    if kind is None and name in _BY_TREC:  # trec_eval's name, written as ir_measures'
+        trec = _BY_TREC[name]
+        example = (f"{trec.trec_cut}.10" if trec.trec_cut == name and not trec.params
+                   else f"{name}.1=0,2=3" if trec.trec_gains
+                   else f"{name}.{number(trec.defaults[0])}" if trec.params else name)
+        other = (f", or as ir_measures does, e.g. {trec.irm}"
+                 + ("(rel=2)" if trec.binary else "") + ("@10" if trec.cutoff != "none" else "")
+                 if trec.irm else "")
+        raise r.error(f"{_shown(name)} is trec_eval's name: it takes no brackets or '@'",
+                      f"write it as trec_eval does, e.g. {example}{other}")
     if kind is None:
         raise r.error(f"{_shown(name)} is not a measure fastndcg knows{_suggest(name)}",
                       f"{_GENERAL}; known: {', '.join(sorted(_BY_IRM))}")

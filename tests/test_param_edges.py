@@ -109,3 +109,13 @@ def test_err_of_a_huge_grade_is_a_number(grade):
                     "label": [grade, 1.0, 0.0, 2.0, 0.0]})
     report = fastndcg.evaluate(log, measure="ERR@10", ties="stable", gain="linear")
     assert report.n_queries == 2 and np.isfinite(report.mean["err@10"])
+
+
+@pytest.mark.parametrize("name,fix", [("G(x=1)", "G.1=0,2=3"), ("ndcg_cut@10", "ndcg_cut.10"),
+                                      ("map(rel=2)", "AP(rel=2)@10"),
+                                      ("Rprec_mult(mult=0.2)", "Rprec_mult.0.2")])
+def test_trec_eval_names_written_as_ir_measures_names_get_a_fix_that_reads(name, fix):
+    with pytest.raises(ValueError, match="is trec_eval's name") as err:
+        parse(name)
+    assert fix in str(err.value) and "did you mean" not in str(err.value)
+    parse(fix)
