@@ -35,8 +35,11 @@ GAIN_CASES = {
     "zero-and-whole": ["-m", "ndcg.0=0,1=1,3=6,2=4.0", "-m", "G.5=9"],
 }
 VARIANTS = {"q": ["-q"], "q-c": ["-q", "-c"], "c-l2": ["-c", "-l", "2"]}
-CASES = [(run, case, v) for run in T.RUN_NAMES for case in GAIN_CASES for v in VARIANTS]
-QUICK = [("core18_title_rm3", case, "q-c") for case in GAIN_CASES]
+# every real run: with -q -c, and -c -l 2 (Rndcg reads the threshold); -q alone (which
+# stops at a judged query the run lacks, exit 4) on the quick runs
+CASES = [(run, case, v) for run in T.RUN_NAMES for case in GAIN_CASES for v in ("q-c", "c-l2")]
+QUICK = ([("core18_title_rm3", case, "q-c") for case in GAIN_CASES]
+         + [("rag24", "together", "q"), ("cedr-wt_test.wt12", "together", "q")])
 
 
 def _same_as_binary(trec_eval_bin, plain, run, case, variant):  # noqa: F811
