@@ -336,10 +336,11 @@ def check_values(batch: Batch, gain: Gain, nan_scores: str, negative_labels: str
         if row < 0 and (info.lo < 0 or info.hi >= len(gain.table)):
             row = int(np.flatnonzero((batch.labels < 0) | (batch.labels >= len(gain.table)))[0])
         if row >= 0:
+            fix = ("name gains for grades up to that only, or leave the gain pairs out"
+                   if gain.name else "extend the table or use gain='exp2'/'linear'")
             raise ValueError(f"with {gain.describe()} labels must be integers 0..{len(gain.table) - 1}, "
                              f"but {batch.name(batch.query_of_row(row))} has label "
-                             f"{plain(batch.labels[row])!r}; extend the table or use "
-                             f"gain='exp2'/'linear'")
+                             f"{plain(batch.labels[row])!r}; {fix}")
     if gain.mode == K.EXP2 and info.hi > EXP2_MAX_LABEL:
         row = int(np.flatnonzero(batch.labels > EXP2_MAX_LABEL)[0])
         raise ValueError(f"label {plain(batch.labels[row])!r} in "

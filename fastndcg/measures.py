@@ -500,6 +500,8 @@ def _whole(r: _Reader, what: str, lo: int, hi: int, fix: str) -> int:
     text = r.match(_WORD)
     if not text:
         raise r.expected(f"{what} (a whole number)", fix)
+    if re.fullmatch(r"-[0-9]+", text):
+        raise r.error(f"{what} {_cut(text)} must be >= {lo}", fix)
     if not _INT.fullmatch(text):
         raise r.error(f"{what} {_shown(text)} is not a whole number (at {r.at(start)})", fix)
     digits = text.lstrip("0") or "0"
@@ -671,6 +673,9 @@ def _trec_numbers(spec: str, kind: Kind, name: str, at: int) -> list:
     text = spec[at:]
     if not text:
         raise _error(spec, f"no value after {name}.", f"write {example}")
+    if "=" not in text and kind.params == ("p",):  # trec_eval reads rbp_resid's p as a pair
+        raise _error(spec, f"trec_eval reads {name}'s parameters as name=value pairs (it "
+                           f"stops on 'malformed pair parameters')", f"write {example}")
     if "=" in text:  # trec_eval's name=value pairs (rbp_resid.p=0.8)
         got = dict(kind.defaults and zip(kind.params, kind.defaults))
         for piece in text.split(","):
@@ -695,7 +700,8 @@ _VALID_INT = re.compile(r"[+-]?[0-9]+")  # trec_eval's valid_int: a grade in a g
 
 def _trec_gains(spec: str, kind: Kind, name: str, at: int):
     """(params, gains) of trec_eval's ``name.GRADE=GAIN,...`` (rbp also ``p=P``):
-    the grades' gains as :class:`_validate.TrecGains` (None when none is given).
+    the grades' gains as :class:`_validate.TrecGains` (None when none is given,
+    "linear" when each listed gain is its grade: trec_eval's own gains).
     trec_eval sorts the gains with a comparison that truncates their difference to
     an int, and gives a listed gain to every document with that grade, judged or
     not; where that would make its numbers differ from the gains' own order, the
@@ -713,6 +719,9 @@ def _trec_gains(spec: str, kind: Kind, name: str, at: int):
     gains: dict = {}
     for piece in text.split(","):
         key, eq, value = piece.partition("=")
+        if not piece:
+            raise _error(spec, "an empty pair (two commas in a row, or a comma at the end; a "
+                               "space ends a measure name)", fix)
         if not eq or not key or not value:
             raise _error(spec, f"{_shown(piece)} is not GRADE=GAIN"
                                + (f" or {kind.params[0]}=NUMBER" if kind.params else ""), fix)
@@ -754,21 +763,27 @@ def _trec_gains(spec: str, kind: Kind, name: str, at: int):
     if not gains:
         return params, None
     pairs = sorted(gains.items())
-    for grade, gain in pairs:
-        others = [(f"grade {g}'s gain {number(x)}", x) for g, x in pairs if g != grade]
-        others += [(f"grade {i}'s gain {i} (a grade not listed keeps itself as its gain)", i)
-                   for i in {math.floor(gain), math.ceil(gain)} if i >= 0 and i not in gains]
-        for what, other in others:
-            if 0 < abs(gain - other) < 1:
-                raise _error(spec, f"grade {grade}'s gain {number(gain)} and {what} differ by "
-                                   f"less than 1: trec_eval sorts gains by their difference "
-                                   f"truncated to a whole number, so it may order these two "
-                                   f"wrongly", "give gains that are equal or at least 1 apart")
+    by_gain = sorted((gain, grade) for grade, gain in pairs)  # close gains are neighbours
+    for (a, ga), (b, gb) in zip(by_gain, by_gain[1:]):
+        if 0 < b - a < 1:
+            raise _close(spec, ga, a, f"grade {gb}'s gain {number(b)}")
+    for grade, gain in pairs:  # a grade not listed keeps itself as its gain
+        for i in {math.floor(gain), math.ceil(gain)}:
+            if i >= 0 and i not in gains and 0 < abs(gain - i) < 1:
+                raise _close(spec, grade, gain, f"grade {i}'s gain {i} (a grade not listed "
+                                                f"keeps itself as its gain)")
     if kind.name == "rbp":  # trec_eval scales by the largest listed gain too (kernels' rbp)
         params += (1.0, max(g for _, g in pairs))
     if all(g == grade for grade, g in pairs):  # the grades' own gains: trec_eval's default
-        return params, None
+        return params, "linear"
     return params, V.TrecGains(pairs)
+
+
+def _close(spec: str, grade: int, gain: float, other: str) -> ValueError:
+    return _error(spec, f"grade {grade}'s gain {number(gain)} and {other} differ by less "
+                        f"than 1: trec_eval sorts gains by their difference truncated to a "
+                        f"whole number, so it may order these two wrongly",
+                  "give gains that are equal or at least 1 apart")
 
 
 # the values a number parameter may take: (low, high, low included, high included)
@@ -922,7 +937,7 @@ def _irm(spec: str):
                       f"graded RBP (gains: the grades, scaled by the largest)")
     cutoff = at if at is not None else got["cutoff"]
     if kind.cutoff == "none" and cutoff is not None:
-        raise r.error(f"{name} takes no cutoff", f"write {name}")
+        raise r.error(f"{name} takes no cutoff", f"write {re.sub(r'@[0-9]+', '', spec)}")
     if kind.cutoff == "required" and cutoff is None:
         raise r.error(f"{name} needs a cutoff", f"write e.g. {name}@10")
     if got["gains"] is not None and got["dcg"] != "log2":

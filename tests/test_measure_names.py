@@ -77,7 +77,7 @@ HOSTILE = [
      ["expected rel (a whole number) at character 8, found '\u0662'"]),
     ("cutoff-exponent", "P@1e3", None, ValueError,
      ["cutoff '1e3' is not a whole number (at character 3)", "e.g. P@10"]),
-    ("cutoff-negative", "P@-5", None, ValueError, ["cutoff '-5' is not a whole number"]),
+    ("cutoff-negative", "P@-5", None, ValueError, ["cutoff -5 must be >= 1"]),
     ("cutoff-fraction", "nDCG@2.5", None, ValueError, ["cutoff '2.5' is not a whole number"]),
     ("cutoff-zero", "P@0", None, ValueError, ["cutoff 0 must be >= 1", "P@10"]),
     ("cutoff-zero-trec", "ndcg_cut.0", None, ValueError, ["cutoff 0 must be >= 1"]),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -54,7 +55,7 @@ def test_parameters_out_of_range_are_refused(name, words, files):
     assert str(api.value) == str(err.value)
     if "(" not in name and "@" not in name:  # trec_eval's names: its command line too
         status, out, stderr = _trec_eval(["-m", name, *files])
-        assert status == 1 and out == "" and words in stderr
+        assert status == 2 and out == "" and words in stderr
         assert stderr.count("\n") == 1
 
 
@@ -87,10 +88,10 @@ def test_rbp_without_rel_is_refused_as_ir_measures_pipeline_refuses_it():
 def test_a_refusal_example_is_itself_accepted():
     """Each fix a parameter refusal gives reads: ERR takes no rel, and its example
     must not name one."""
-    for name in ("ERR(rel=2)@10", "ERR(p=1)@10", "NumRet(rel=2)"):
+    for name in ("ERR(rel=2)@10", "ERR(p=1)@10", "NumRet(rel=2)", "RBP(rel=1,p=0.8)@10"):
         with pytest.raises(ValueError) as err:
             parse(name)
-        example = str(err.value).rpartition("e.g. ")[2]
+        example = re.split(r"e\.g\. |; write ", str(err.value))[-1]
         parse(example)
 
 
@@ -119,3 +120,8 @@ def test_trec_eval_names_written_as_ir_measures_names_get_a_fix_that_reads(name,
         parse(name)
     assert fix in str(err.value) and "did you mean" not in str(err.value)
     parse(fix)
+
+
+def test_a_negative_threshold_is_said_to_be_below_0():
+    with pytest.raises(ValueError, match="rel -1 must be >= 0"):
+        parse("RBP(rel=-1,p=0.5)")

@@ -20,6 +20,8 @@ single ranks, for which every formula below is the plain one.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -919,7 +921,7 @@ def trec_rndcg(n, rg, ni, itop):
             ideal_dcg += ig / np.log2(i + 2.0)
         i += 1
     if changes == 0:  # no positive ideal gain: trec_eval divides 0 by 0 (C's -nan)
-        return -np.nan
+        return math.copysign(np.nan, -1.0)  # the sign bit set, as -np.nan does not keep
     return total / changes
 
 
