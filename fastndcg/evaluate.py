@@ -356,7 +356,7 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
             if not src.rereadable:
                 part.remove()
                 raise ValueError(
-                    f"the rows of query {dup[0].as_py()!r} are not adjacent in {src.describe} "
+                    f"the rows of query {dup[0].as_py()!r} are not adjacent in {src.named} "
                     f"({len(dup):,} queries are split like this), and a RecordBatchReader "
                     f"cannot be read twice to regroup them; sort the log by {opts.query!r} "
                     f"first, or pass a file, Table or Dataset")
@@ -377,7 +377,7 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
             totals = new_totals
             n_scattered = len(dup)
     check_weights(totals, opts)
-    check_nonempty(totals.n_rows, src.describe, None if result.seen is None else result.seen.any(),
+    check_nonempty(totals.n_rows, src.named, None if result.seen is None else result.seen.any(),
                    result.unjudged)
     per_query = output.commit([part])
     unjudged = 0 if result.unjudged is None else len(result.unjudged)
@@ -390,6 +390,10 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
 def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged) -> None:
     """An empty log, or a run none of whose queries is judged, is an error, not NaN."""
     if n_rows == 0:
+        if describe.startswith("the "):  # an object in memory ("the Arrow table given as ...")
+            raise ValueError(f"{describe} holds no rows: it is empty (filtered to nothing, or "
+                             f"a reader that was read already), so nothing is evaluated; "
+                             f"pass it with the rows to score")
         raise ValueError(f"{describe} holds no rows (an empty file, a file without row "
                          f"groups, or a reader that was already read): nothing to evaluate")
     if judged_seen is not None and not judged_seen:

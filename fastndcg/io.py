@@ -55,7 +55,17 @@ class Source:
     rereadable: bool = True
     schema: pa.Schema | None = None  # of ``columns``, when known before reading
     paths: list[str] = field(default_factory=list)  # the files read, if any
+    # the parameter an object in memory was passed as (source, qrels, ...); None: a path
+    argument: str | None = None
     _used: bool = field(default=False, repr=False)
+
+    @property
+    def named(self) -> str:
+        """How messages name it for its user: a file by its name, an object in memory
+        (``describe``: "the Arrow table") with the argument it was passed as."""
+        if self.argument is None or f"as {self.argument}=" in self.describe:
+            return self.describe
+        return f"{self.describe} given as {self.argument}="
 
     def batches(self, prefetch: bool = False, columns: list[str] | None = None
                 ) -> Iterator[pa.RecordBatch]:
@@ -323,8 +333,7 @@ def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
 
 
 def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
-                   batch_rows: int) -> Source:
-    describe = "the RecordBatchReader"
+                   batch_rows: int, describe: str = "the RecordBatchReader") -> Source:
     check_columns(reader.schema, roles, describe)
     cols = list(roles)
 
@@ -337,7 +346,7 @@ def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],
     return Source(describe, cols, None, open_, rereadable=False, schema=reader.schema)
 
 
-def _frame_table(source) -> tuple[pa.Table, str] | None:
+def _frame_table(source, argument: str = "source") -> tuple[pa.Table, str] | None:
     module = type(source).__module__.split(".")[0]
     if module == "pandas" and type(source).__name__ == "DataFrame":
         try:
@@ -352,7 +361,7 @@ def _frame_table(source) -> tuple[pa.Table, str] | None:
                 fix = f"df[{name!r}].astype(float)"
             else:
                 where, fix = "a column", "df[column].astype(float)"
-            raise TypeError(f"the pandas DataFrame's {where} mixes kinds of values (e.g. text "
+            raise TypeError(f"{argument}: the pandas DataFrame's {where} mixes kinds of values (e.g. text "
                             f"and numbers) and cannot be read; make it one type, e.g. "
                             f"{fix}") from None
     if module == "polars" and type(source).__name__ in ("DataFrame", "LazyFrame"):
@@ -374,25 +383,53 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
             src.paths = [source]
             return src
         return _parquet_source(source, roles, batch_rows, name)
+    src = _memory_source(source, roles, batch_rows, name)
+    if src is not None:
+        src.argument = name
+        return src
+    what = kind_of(source)
+    got = "" if what.startswith("an iterator") else f"; got {V.shown(source)}"
+    raise TypeError(f"{name}: cannot read {what} as a search log; pass a Parquet "
+                    f"file, directory or glob, a pyarrow Table / Dataset / RecordBatchReader, "
+                    f"a pandas or polars DataFrame, a dict of dicts, ir_measures' records or "
+                    f"a ranx Run / Qrels{got}")
+
+
+def kind_of(obj) -> str:
+    """What messages call the kind of a user's object: "a list", "a generator"; a
+    class of its own (itertools.tee's ``_tee``, ...) by what it is."""
+    kind = type(obj)
+    if not kind.__name__.startswith("_"):
+        return f"a {kind.__name__}"
+    name = f"{kind.__module__}.{kind.__name__.lstrip('_')}"
+    if hasattr(obj, "__next__"):
+        return f"an iterator ({name})"
+    return f"an object of class {name}"
+
+
+def _memory_source(source, roles: dict[str, str], batch_rows: int, name: str) -> Source | None:
+    """An object in memory as a Source, or None when it is none that can be read.
+    Other arguments than ``source`` are named in its description (messages about
+    the qrels say "the Arrow table given as qrels=")."""
+    def named(describe: str) -> str:
+        return describe if name == "source" else f"{describe} given as {name}="
+
     if isinstance(source, pa.RecordBatch):
         source = pa.Table.from_batches([source])
     if isinstance(source, pa.Table):
-        return _table_source(source, roles, "the Arrow table", batch_rows)
+        return _table_source(source, roles, named("the Arrow table"), batch_rows)
     if _is_dataset(source):
-        return _dataset_source(source, roles, "the Arrow dataset", batch_rows)
+        return _dataset_source(source, roles, named("the Arrow dataset"), batch_rows)
     if isinstance(source, pa.RecordBatchReader):
-        return _reader_source(source, roles, batch_rows)
-    frame = _frame_table(source)
+        return _reader_source(source, roles, batch_rows, named("the RecordBatchReader"))
+    frame = _frame_table(source, name)
     if frame is not None:
-        return _table_source(foreign.recognise(frame[0], roles, frame[1]), roles, frame[1],
-                             batch_rows)
+        return _table_source(foreign.recognise(frame[0], roles, named(frame[1])), roles,
+                             named(frame[1]), batch_rows)
     shaped = foreign.table_of(source, roles, name)
     if shaped is not None:
-        return _table_source(shaped[0], roles, shaped[1], batch_rows)
-    raise TypeError(f"{name}: cannot read a {type(source).__name__} as a search log; pass a Parquet "
-                    f"file, directory or glob, a pyarrow Table / Dataset / RecordBatchReader, "
-                    f"a pandas or polars DataFrame, a dict of dicts, ir_measures' records or "
-                    f"a ranx Run / Qrels; got {V.shown(source)}")
+        return _table_source(shaped[0], roles, named(shaped[1]), batch_rows)
+    return None
 
 
 # --------------------------------------------------------------------------- TREC text files

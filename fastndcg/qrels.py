@@ -265,34 +265,49 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     except TypeError as err:
         if "as a search log" not in str(err):
             raise
-        raise TypeError(f"qrels: cannot read a {type(qrels).__name__} as judgments; pass a TREC "
-                        f"qrels file (qid iter docno rel), a Parquet file, or a table with "
-                        f"columns {query!r}, {doc!r}, {label!r}; got {V.shown(qrels)}") from None
-    src.describe = f"qrels {src.describe}"
+        what = io.kind_of(qrels)
+        got = "" if what.startswith("an iterator") else f"; got {V.shown(qrels)}"
+        raise TypeError(f"qrels: cannot read {what} as judgments; pass a TREC qrels file (qid "
+                        f"iter docno rel), a Parquet file, or a table with columns {query!r}, "
+                        f"{doc!r}, {label!r}{got}") from None
+    # messages name the qrels: a file by its name, an object by the argument (qrels=)
+    memory = src.argument is not None
+    where = "qrels: " if memory else f"in the qrels {src.describe}: "
+    src.describe = src.named if memory else f"qrels {src.describe}"
     batches = list(src.batches())
-    row0 = 0
-    for i, b in enumerate(batches):
-        check_nulls(b, query, row0, iter(batches[i + 1:]))
-        row0 += b.num_rows
-    table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
-    if table is None or table.num_rows == 0:
-        raise ValueError(f"the {src.describe} hold no judgments (0 rows); give one judgment a "
-                         f"line (qid iter docno rel), or a table with columns {query!r}, "
-                         f"{doc!r}, {label!r}")
-    chunk = _group(table, query)
-    docs = _doc_column(chunk, doc)
+    try:
+        row0 = 0
+        for i, b in enumerate(batches):
+            check_nulls(b, query, row0, iter(batches[i + 1:]))
+            row0 += b.num_rows
+        table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
+        if table is None or table.num_rows == 0:
+            if memory:
+                raise ValueError(f"{src.describe} holds no judgments (0 rows): nothing to "
+                                 f"evaluate against; give it a row per judgment, with columns "
+                                 f"{query!r}, {doc!r}, {label!r}")
+            raise ValueError(f"the {src.describe} hold no judgments (0 rows); give one judgment a "
+                             f"line (qid iter docno rel), or a table with columns {query!r}, "
+                             f"{doc!r}, {label!r}")
+        chunk = _group(table, query)
+        docs = _doc_column(chunk, doc)
+    except ValueError as err:
+        text = str(err)
+        raise ValueError(text if text.startswith(("the ", "qrels")) else where + text) from None
     _, _, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()))
     if dup is not None:
         q, row, n_bad = dup
-        raise ValueError(f"the {src.describe} judge document {as_strings(docs)[row].as_py()!r} "
-                         f"of query {chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries "
-                         f"have such duplicates); keep one judgment per (query, document)")
+        raise ValueError(f"{'qrels: the qrels' if memory else 'the ' + src.describe} judge "
+                         f"document {as_strings(docs)[row].as_py()!r} of query "
+                         f"{chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries have such "
+                         f"duplicates); keep one judgment per (query, document)")
     labels = numbers(chunk.table.column(label), C.kernel_labels)
     batch = NamedBatch(chunk.offsets, labels, labels, ids=Names(chunk.ids))
     try:
         info = C.check_values(batch, gain, "error", negative_labels, check_scores=False)
     except ValueError as err:
-        raise ValueError(f"in the {src.describe}, column {label!r}: {err}") from None
+        raise ValueError(f"{where}column {label!r}: {err}" if memory else
+                         f"in the {src.describe}, column {label!r}: {err}") from None
     info = C.LabelInfo(info.integer, min(info.lo, 0.0), max(info.hi, 0.0))
     # a writable copy, as gathered labels are (slices of it are ideal lists, and one
     # array type reaches the NDCG kernels)

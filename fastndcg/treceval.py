@@ -11,8 +11,16 @@ the tag of the run's last line.
 
 trec_eval's behaviour is the specification, quirks included:
 
-* without ``-c``, a query of the qrels that the run lacks stops trec_eval (exit 4,
-  no output), and so it stops here, with a message that names the query;
+* the files are read as trec_eval's own parsers read them (see "the files" below):
+  grades by C's atol ('1.5' -> 1, with one warning naming the first such line),
+  scores by C's atof, '#' comments, a byte-order mark as part of the first query
+  id, a run named '-' from standard input;
+* trec_eval stops (exit 4) at a query of the qrels that the run lacks (without
+  ``-c``), at a document listed twice, and where its table of grade counts gets no
+  room (a grade past 2**31, or past the 64-bit range; a first query with no grade
+  >= 0): with ``-q`` the lines of the queries before it are printed, then it stops
+  here too, with a message that names the query (where trec_eval crashes instead,
+  nothing is printed);
 * ``-c`` scores such a query on an empty ranking, averages over every query of the
   qrels, and prints as ``num_rel``'s ``all`` line the qrels' judgments with a label
   above 0, whatever ``-l`` says;
@@ -31,11 +39,12 @@ and writes the text, and ``relstring`` (trec_eval's per-query text of the first
 ranks' grades: not a number, so not a measure of ``evaluate``) is read off the
 run and the qrels here. Options it does not support (preference and ``qrels_jg``
 files, z-scores, debugging) are refused in one line naming them.
-With ``-J`` (judged documents only) a query left with no document is scored on an
-empty ranking, as trec_eval does: its ``iprec_at_recall`` at a level that rounds to
+With ``-J`` (judged documents only) or ``-M 0`` a query left with no document is
+scored on an empty ranking, as trec_eval does: its ``iprec_at_recall`` at a level that rounds to
 0 relevant items and its ``11pt_avg`` are C's ``-nan`` (0 / 0). Exit statuses are trec_eval's:
-1 for a usage error, 2 for an unreadable input, 4 for a judged query missing from
-the run without ``-c``, 7 when no query has both results and judgments.
+1 for a usage error, 2 for an unreadable or malformed input (and for inputs on
+which trec_eval crashes: a NUL byte inside a line, a qrels file ending in a skipped
+comment), 4 where trec_eval stops on a query.
 """
 
 from __future__ import annotations
@@ -206,7 +215,9 @@ def parse_args(argv: Sequence[str]) -> Args | str:
         elif flag in ("-J", "--Judged_docs_only"):
             args.judged_only = True
         elif flag in ("-l", "--level_for_rel"):
-            args.rel = _whole("-l", value, 0)
+            # a grade is below 2**31 wherever trec_eval prints (see _stop): a higher
+            # level is that one (nothing relevant)
+            args.rel = min(_whole("-l", value, 0), 1 << 31)
         elif flag in ("-M", "--Max_retrieved_per_topic"):
             args.max_docs = _whole("-M", value, 0)
         elif flag in ("-N", "--Number_docs_in_coll"):
@@ -290,7 +301,9 @@ def lines(args: Args) -> list[Line]:
             out += [Line(f"{name}_{c}", "mean", f"{name}.{c}") for c in cuts]
         elif how == "level":
             levels = _LEVELS[name] if params is None else _numbers(name, params, False)
-            out += [Line(f"{name}_{v:3.2f}", "mean", f"{name}.{v!r}") for v in levels]
+            # trec_eval's append_double writes into len(name) + 10 bytes: the name is cut
+            out += [Line(f"{name}_{v:3.2f}"[:len(name) + 9], "mean", f"{name}.{v!r}")
+                    for v in levels]
         elif how == "param":
             if params is None:
                 spec, shown = name, name
@@ -313,8 +326,8 @@ def _measure_names(args: Args, printed: list[Line]) -> list[str]:
         spec = line.spec
         try:
             parse(spec)
-        except ValueError as err:
-            raise TrecEvalError(f"-m {spec}: {err}", 1) from None
+        except ValueError as err:  # trec_eval: "Cannot initialize measure", exit 2
+            raise TrecEvalError(f"-m {spec}: {err}", 2) from None
         if spec.startswith("utility") and args.n_docs:
             values = parse(spec).others[0].values
             spec = ("utility(" + ",".join(f"{k}={number(v)}" for k, v in
@@ -358,7 +371,6 @@ def run(args: Args, out=None) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from . import io
     from .evaluate import evaluate
     from .measures import parse
     from .qrels import judged_docs_only
@@ -366,31 +378,41 @@ def run(args: Args, out=None) -> None:
     out = sys.stdout if out is None else out
     printed = lines(args)
     names = _measure_names(args, printed)
-    try:
-        run_t = io.read_trec_run(args.run, tag="tag")
-        qrels_t = io.read_trec_qrels(args.qrels)
-    except (OSError, ValueError) as err:
-        raise TrecEvalError(" ".join(str(err).split()), 2) from None
-    if run_t.num_rows == 0:
-        raise TrecEvalError(f"{args.run!r} has no run lines (trec_eval: no queries with both "
-                            f"results and relevance info)", 7)
-    tag = run_t.column("tag")[-1].as_py()
-    run_t = run_t.drop_columns(["tag"])
+    import os
+    if not os.path.exists(args.qrels) and not (args.run.startswith("-")
+                                               or os.path.exists(args.run)):
+        raise TrecEvalError(f"neither the qrels file {args.qrels!r} nor the run file "
+                            f"{args.run!r} exists; check the paths (trec_eval: Cannot read "
+                            f"qrels file, exit 2)", 2)
+    qrels_t, _, qrels_warning = _read(args.qrels, "qrels")  # as trec_eval: qrels first
+    run_t, tag, run_warning = _read(args.run, "results")
+    # said once the output is printed: a refusal is one line
+    warnings = [w for w in (qrels_warning, run_warning) if w]
+    if tag is None and args.complete and args.summary and any(
+            line.how == "runid" for line in printed):
+        raise TrecEvalError(f"{args.run!r} has no run line, and trec_eval -c prints whatever "
+                            f"its memory holds as the runid then; give a run with at least "
+                            f"one line", 7)
+    qids = sorted(set(pc.unique(qrels_t.column("query_id")).to_pylist()))
+    # trec_eval looks at the judged queries of the run only
+    run_t = run_t.filter(pc.is_in(run_t.column("query_id"),
+                                  value_set=pc.unique(qrels_t.column("query_id"))))
+    in_run = set(pc.unique(run_t.column("query_id")).to_pylist())  # before -M (-M 0 too)
     if args.max_docs is not None:
         run_t = _top(run_t, args.max_docs)
-    qids = sorted(set(pc.unique(qrels_t.column("query_id")).to_pylist()))
-    in_run = set(pc.unique(run_t.column("query_id")).to_pylist())
+    evaluated = [q for q in qids if q in in_run or args.complete]
+    stop = _stop(args, printed, qids, in_run, run_t, qrels_t)
+    if stop is not None:  # trec_eval prints (-q) the queries before it, then stops
+        if not (stop[2] and args.query and stop[0]):
+            raise stop[1]
+        evaluated = qids[:stop[0]]
+        before = pa.array(evaluated, pa.large_string())
+        run_t = run_t.filter(pc.is_in(run_t.column("query_id"), value_set=before))
+        qrels_t = qrels_t.filter(pc.is_in(qrels_t.column("query_id"), value_set=before))
     if args.judged_only:  # -J: only the documents judged with a grade >= 0 (after -M)
         run_t = judged_docs_only(run_t, qrels_t)
-    if not args.complete:
-        lacking = [q for q in qids if q not in in_run]
-        if lacking:
-            raise TrecEvalError(
-                f"query {lacking[0]!r} is judged in {args.qrels!r} but has no line in "
-                f"{args.run!r}{f' ({len(lacking)} such queries)' if len(lacking) > 1 else ''}; "
-                f"trec_eval 10 stops here too (exit 4): pass -c to score such queries on an "
-                f"empty ranking, or evaluate only the judged queries of the run", 4)
-    evaluated = [q for q in qids if q in in_run or args.complete]
+    if names and run_t.num_rows == 0:  # every ranking empty (-M 0, -J)
+        run_t, qrels_t = _stand_in(run_t, qrels_t)
     if not evaluated:
         raise TrecEvalError("no query has both results and judgments (trec_eval: exit 7): "
                             "the query ids of the run and the qrels do not meet", 7)
@@ -400,7 +422,8 @@ def run(args: Args, out=None) -> None:
         for group in _passes(names):  # one pass per set of gains (-m ndcg.1=0,2=3)
             report = evaluate(run_t, qrels=qrels_t, preset="trec_eval", measure=group,
                               rel=args.rel if args.rel != 1 else None,
-                              complete=args.complete or args.judged_only)
+                              complete=args.complete or args.judged_only
+                              or args.max_docs == 0)
             table = report.per_query
             position = {q: i for i, q in enumerate(
                 table.column("query_id").cast(pa.string()).to_pylist())}
@@ -408,7 +431,7 @@ def run(args: Args, out=None) -> None:
             for name in group:
                 column = parse(name, args.rel).columns[0]
                 columns[name] = np.asarray(table.column(column).to_numpy())[order]
-        if args.judged_only:
+        if args.judged_only or args.max_docs == 0:  # rankings left empty
             left = set(pc.unique(run_t.column("query_id")).to_pylist())
             _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t)
         elif args.complete:
@@ -418,14 +441,19 @@ def run(args: Args, out=None) -> None:
         line = next(line for line in printed if line.how == "relstring")
         length = int(line.name.rpartition("_")[2]) if line.name != "relstring" else 10
         strings = _relstrings(run_t, qrels_t, evaluated, length,
-                              line.name == "relstring" or args.judged_only)
+                              line.name == "relstring" or args.judged_only
+                              or args.max_docs == 0)
     if args.query:
         _print_queries(out, printed, names, columns, evaluated, strings)
+    if stop is not None:
+        raise stop[1]
     if args.summary:
         quirk = None
         if args.complete:  # trec_eval -c: num_rel's all line counts labels > 0, ignoring -l
             quirk = int(pc.sum(pc.greater(qrels_t.column("label"), 0)).as_py() or 0)
         _print_all(out, printed, names, columns, len(evaluated), tag, quirk)
+    for warning in warnings:
+        print(f"fastndcg trec_eval: warning: {warning}", file=sys.stderr)
 
 
 def _relevant_counts(qrels_t, rel: int) -> dict:
@@ -611,6 +639,483 @@ def _print_all(out, printed, names, columns, n_queries, tag, quirk) -> None:
         else:  # added in query order and divided once, as trec_eval does
             chunks.append(f"{head}{_c_float(np.cumsum(values)[-1] / n_queries)}\n")
     out.write("".join(chunks))
+
+
+# --------------------------------------------------------------------------- the files
+#
+# trec_eval 10 reads its files with its own C parsers (get_qrels.c,
+# get_trec_results.c), and the files are read here as they read them:
+#
+# * a field is a run of bytes between C's whitespace (space, \t, \r, \v, \f); a
+#   line ends at \n only (a lone \r is whitespace, \r\n a line end); a byte-order
+#   mark is part of the first query id;
+# * qrels: exactly four fields (qid iter docno rel) on every line, else trec_eval
+#   stops ("Malformed line", exit 2), a blank line included. A line starting with
+#   '#' is skipped, but the line after a skipped one is read as a judgment whatever
+#   it holds (in a block of comment lines the 1st, 3rd, ... are skipped), and
+#   trec_eval crashes on a skipped comment as the last line (it reads past the
+#   end). The grade is C's atol of the fourth field: its leading whole number
+#   ('1.5', '1e3' -> 1; '-0.5', 'abc' -> 0), held at the 64-bit bounds;
+# * runs: blank lines and lines whose first non-blank character is '#' are skipped;
+#   six fields or more (qid iter docno rank score tag; rank and iter are not read,
+#   later fields are ignored); the score is C's atof of the fifth field, its
+#   leading number ('1.5x' -> 1.5, '0x1p3' -> 8, 'abc' -> 0); the run's tag is the
+#   last line's. A run named '-' (any name starting with '-') is standard input;
+# * a NUL byte at the start of a line ends a file (C strings end there); anywhere
+#   else trec_eval overruns its table of lines and crashes: refused (exit 2).
+#
+# A usual file (one kind of separator, no '#', NUL or lone \r, whole grades and
+# plain numbers as scores) is read by pyarrow's CSV reader, any other line by line
+# in Arrow; the two give the same tables.
+
+_BLANKS = " \t\r\v\f"                   # C's isspace(), but \n
+_FIELDS = "[ \t\r\v\f]+"
+_WHOLE = r"^[+-]?[0-9]+$"
+_PLAIN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+_COUNTS_BYTES = 1 << 34   # trec_eval's table of grade counts past 16 GiB: it stops
+_STAND_IN = "\x00"        # a query id no file read here holds (see _stand_in)
+
+
+def _strtod():
+    import re
+    return re.compile(r"[+-]?(0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                      r"([pP][+-]?[0-9]+)?|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+                      r"|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN](\([0-9A-Za-z_]*\))?)")
+
+
+def _atof(token: str, pattern) -> tuple[float, bool]:
+    """C's atof (strtod) of a field: its longest leading number (0.0 without one),
+    and whether that is the whole field."""
+    found = pattern.match(token)
+    if found is None:
+        return 0.0, False
+    text = found.group(0)
+    body = text.lstrip("+-").lower()
+    sign = -1.0 if text.startswith("-") else 1.0
+    if body.startswith("0x"):
+        try:
+            value = float.fromhex(text)
+        except OverflowError:
+            value = sign * math.inf
+    elif body.startswith("nan"):
+        value = math.copysign(math.nan, sign)
+    else:
+        value = float(text)  # decimals (past the range: inf, as strtod), inf, infinity
+    return value, len(text) == len(token)
+
+
+def _atol(token: str) -> int:
+    """C's atol of a field: its leading whole number (0 without one), held at the
+    64-bit bounds as glibc holds it."""
+    sign = token[:1] if token[:1] in ("+", "-") else ""
+    rest = token[len(sign):]
+    n = len(rest) - len(rest.lstrip("0123456789"))
+    if n == 0:
+        return 0
+    return max(_LONG_MIN, min(_LONG_MAX, int(sign + rest[:n])))
+
+
+def _stdin_bytes() -> bytes:
+    data = sys.stdin.buffer.read()
+    if b"\0" not in data:
+        return data
+    # trec_eval copies standard input with fgets() and strlen(): a NUL byte ends
+    # the piece of line (at most 9,999 bytes) it is in, its line end included
+    pieces, pos = [], 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos, pos + 9999)
+        end = nl + 1 if nl >= 0 else min(pos + 9999, len(data))
+        pieces.append(data[pos:end].split(b"\0", 1)[0])
+        pos = end
+    return b"".join(pieces)
+
+
+def _file_bytes(path: str, what: str) -> bytes:
+    import os
+
+    import pyarrow as pa
+
+    from . import io
+
+    if not os.path.exists(path):
+        raise TrecEvalError(f"cannot read the {what} file {path!r}: it does not exist; check "
+                            f"the path (trec_eval stops there too, exit 2)", 2)
+    if os.path.isdir(path):
+        raise TrecEvalError(f"cannot read the {what} file {path!r}: it is a directory; name "
+                            f"the file", 2)
+    try:
+        if os.path.splitext(path)[1].lower() in (".gz", ".bz2", ".zst", ".lz4", ".br"):
+            with pa.input_stream(path, compression="detect") as f:
+                data = f.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except (pa.ArrowException, OSError) as err:
+        raise TrecEvalError(io._compressed_error(path, err), 2) from None
+    if not data:
+        raise TrecEvalError(f"the {what} file {path!r} is empty (0 bytes), and trec_eval "
+                            f"cannot read an empty file (exit 2); name the right file", 2)
+    return data
+
+
+def _read(path: str, what: str) -> tuple:
+    """The ``what`` ("qrels" or "results") file as trec_eval reads it: (table, the
+    run's tag or None, a warning or None)."""
+    stdin = what == "results" and path.startswith("-")
+    data = _stdin_bytes() if stdin else _file_bytes(path, "run" if what == "results" else what)
+    shown = "standard input" if stdin else path
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        if nul and data[nul - 1] != 0x0A:
+            raise TrecEvalError(
+                f"{shown}:{line}: a NUL byte inside a line, on which trec_eval overruns its "
+                f"table of lines and crashes; delete it (e.g. tr -d '\\000' < {shown} > "
+                f"fixed.txt) and name the fixed file", 2)
+        data = data[:nul]  # the file ends there for trec_eval
+        if not data and what == "qrels":  # (a run of no line: as one of comments only)
+            raise TrecEvalError(f"{shown} starts with a NUL byte: trec_eval reads no line of it "
+                                f"and goes on with garbage; delete the byte (e.g. tr -d "
+                                f"'\\000')", 2)
+    if data and not data.endswith(b"\n"):
+        data += b"\n"  # as trec_eval appends it
+    table = _csv(data, what)
+    if table is not None:
+        if what == "qrels":
+            return table, None, None
+        tag = table.column("tag")[-1].as_py() if table.num_rows else None
+        return table.drop_columns(["tag"]), tag, None
+    return _line_by_line(data, what, shown)
+
+
+def _csv(data: bytes, what: str):
+    """A usual file by pyarrow's CSV reader, or None when it is not one (then it is
+    read line by line)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as csv
+
+    if (b"#" in data or b"\v" in data or b"\f" in data or data.startswith(b"\xef\xbb\xbf")
+            or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n"))):
+        return None
+    tab, space = b"\t" in data, b" " in data
+    if tab and space:
+        return None
+    if what == "qrels" and (data.startswith((b"\n", b"\r\n")) or b"\n\n" in data
+                            or b"\n\r\n" in data):
+        return None  # a blank line stops trec_eval: said line by line
+    text = pa.large_string()
+    if what == "qrels":
+        take = {0: ("query_id", text), 2: ("doc_id", text), 3: ("label", text)}
+        n = 4
+    else:
+        take = {0: ("query_id", text), 2: ("doc_id", text), 4: ("score", pa.float64()),
+                5: ("tag", text)}
+        n = 6
+    names = [f"f{i}" for i in range(n)]
+    try:
+        table = csv.read_csv(
+            pa.BufferReader(data),
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=csv.ParseOptions(delimiter="\t" if tab else " ", quote_char=False,
+                                           double_quote=False, escape_char=False),
+            convert_options=csv.ConvertOptions(
+                include_columns=[names[i] for i in take],
+                column_types={names[i]: t for i, (_, t) in take.items()},
+                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    table = pa.table([table[names[i]] for i in take],
+                     names=[name for name, _ in take.values()]).combine_chunks()
+    if what == "qrels":  # (Arrow reads 0x10 as a whole number: atol reads 0)
+        grades = table.column("label").combine_chunks()
+        if not pc.all(pc.match_substring_regex(grades, _WHOLE)).as_py():
+            return None  # read line by line, with a warning naming the line
+        values = _whole_grades(grades)
+        table = table.set_column(2, "label", values)
+    if what == "results" and table.num_rows and pc.any(pc.is_nan(table.column("score"))).as_py():
+        return None  # refused line by line, with the line
+    return table
+
+
+def _whole_grades(grades):
+    """Grades written as whole numbers ([+-]digits) as int64, held at the 64-bit
+    bounds as atol holds them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        return pc.replace_substring_regex(grades, r"^\+", "").cast(pa.int64())
+    except pa.ArrowInvalid:  # past 64 bits
+        return pa.array([_atol(g) for g in grades.to_pylist()], pa.int64())
+
+
+def _text_lines(data: bytes, shown: str, what: str):
+    """The lines of ``data`` (ending in \\n) as one Arrow string array, split at \\n."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ends = pa.py_buffer(np.array([0, len(data)], np.int64))
+    try:
+        text = pa.Array.from_buffers(pa.large_binary(), 1, [None, ends, pa.py_buffer(data)]
+                                     ).cast(pa.large_string())
+    except pa.ArrowInvalid:
+        try:
+            data.decode("utf-8")
+            where, byte = 1, 0
+        except UnicodeDecodeError as err:
+            where, byte = data.count(b"\n", 0, err.start) + 1, data[err.start]
+        raise TrecEvalError(
+            f"{shown}:{where}: byte 0x{byte:02x} is not UTF-8 text, and fastndcg trec_eval "
+            f"reads UTF-8 {what} files only; convert the file (e.g. iconv -f latin1 -t "
+            f"utf-8) and name the converted one", 2) from None
+    lines = pc.split_pattern(text, "\n")[0].values
+    return lines.slice(0, len(lines) - 1)  # (after the last \n: nothing)
+
+
+def _malformed(shown: str, line_no: int, text: str, fields: int, what: str) -> TrecEvalError:
+    want = ("4 fields (qid iter docno rel)" if what == "qrels"
+            else "at least 6 fields (qid iter docno rank score tag)")
+    if not text.strip(_BLANKS):
+        got = "a blank line"
+    else:
+        got = f"{fields} field{'s' if fields != 1 else ''} in {text.strip(_BLANKS)!r}"
+    hint = ""
+    if what == "qrels" and text.startswith("#"):
+        hint = (" (trec_eval skips a comment line, then reads the next line as a judgment "
+                "whatever it holds: delete every other comment line of a block, or all of "
+                "them)")
+    elif what == "qrels" and fields >= 6 and text.split()[1].upper() == "Q0":
+        hint = " (a run line: is the run given as the qrels?)"
+    elif what == "results" and fields == 4:
+        hint = " (a qrels line: is the qrels file given as the run?)"
+    if "\r" in text.strip(_BLANKS):
+        hint += (" (its lines end in a lone \\r, which trec_eval reads as a blank: end them "
+                 "in \\n, e.g. tr '\\r' '\\n')")
+    return TrecEvalError(f"{shown}:{line_no}: expected {want}, got {got}{hint}; trec_eval stops "
+                         f"on it too (Malformed line, exit 2): fix or delete the line", 2)
+
+
+def _line_by_line(data: bytes, what: str, shown: str) -> tuple:
+    """Any file, as trec_eval's parser reads it (see above), in Arrow: (table, tag,
+    warning)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._arrow import as_numpy, from_numpy
+
+    lines = _text_lines(data, shown, "run" if what == "results" else what)
+    n = len(lines)
+    if what == "qrels":
+        hashed = as_numpy(pc.starts_with(lines, "#")).astype(bool)
+        keep = np.ones(n, bool)
+        if hashed.any():  # a block of comment lines: the 1st, 3rd, ... are skipped
+            first = hashed & ~np.concatenate(([False], hashed[:-1]))
+            block = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+            keep = ~(hashed & ((np.arange(n) - block) % 2 == 0))
+            if not keep[-1]:
+                raise TrecEvalError(
+                    f"{shown}:{n}: the qrels file ends with a comment line, and trec_eval "
+                    f"crashes on that (it reads past the end of the file); delete the line "
+                    f"or move it to the top", 2)
+        body = pc.utf8_trim(lines.filter(from_numpy(keep)), _BLANKS) if not keep.all() else \
+            pc.utf8_trim(lines, _BLANKS)
+    else:
+        lead = pc.utf8_ltrim(lines, _BLANKS)
+        keep = as_numpy(pc.and_(pc.not_equal(lead, ""),
+                                pc.invert(pc.starts_with(lead, "#")))).astype(bool)
+        body = pc.utf8_rtrim(lead.filter(from_numpy(keep)), _BLANKS)
+    line_no = np.flatnonzero(keep) + 1
+    parts = pc.split_pattern_regex(body, _FIELDS)
+    counts = np.where(as_numpy(pc.equal(body, "")).astype(bool), 0,
+                      as_numpy(pc.list_value_length(parts)))
+    bad = counts != 4 if what == "qrels" else counts < 6
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise _malformed(shown, int(line_no[i]), lines[int(line_no[i]) - 1].as_py(),
+                         int(counts[i]), what)
+    if what == "qrels" and not len(body):
+        raise TrecEvalError(f"{shown} holds no judgment line; trec_eval goes on with garbage "
+                            f"on it: name a qrels file with lines qid iter docno rel", 2)
+
+    def field(i: int):
+        return pc.list_element(parts, i) if len(body) else pa.array([], pa.large_string())
+
+    if what == "qrels":
+        grades = field(3)
+        whole = as_numpy(pc.match_substring_regex(grades, _WHOLE)).astype(bool)
+        values = (_whole_grades(grades) if whole.all() else
+                  pa.array([_atol(g) for g in grades.to_pylist()], pa.int64()))
+        warning = None
+        if not whole.all():
+            i, n_odd = int(np.argmin(whole)), int((~whole).sum())
+            g = grades[i].as_py()
+            more = f"; {n_odd:,} grades are not whole numbers" if n_odd > 1 else ""
+            warning = (f"{shown}:{line_no[i]}: grade {g!r} read as {_atol(g)}, as trec_eval "
+                       f"reads it (C's atol: the whole number it starts with){more}; write "
+                       f"whole-number grades to silence this")
+        table = pa.table({"query_id": field(0), "doc_id": field(2), "label": values})
+        return table, None, warning
+    scores = field(4)
+    plain = as_numpy(pc.match_substring_regex(scores, _PLAIN)).astype(bool)
+    values = np.zeros(len(scores), np.float64)
+    if plain.any():
+        values[plain] = as_numpy(scores.filter(from_numpy(plain)).cast(pa.float64()))
+    warning = None
+    if not plain.all():
+        pattern = _strtod()
+        odd = np.flatnonzero(~plain)
+        partial = []
+        for i, token in zip(odd.tolist(), scores.filter(from_numpy(~plain)).to_pylist()):
+            values[i], complete = _atof(token, pattern)
+            if not complete:
+                partial.append(i)
+        if partial:
+            i = partial[0]
+            s = scores[i].as_py()
+            more = f"; {len(partial):,} scores are not numbers" if len(partial) > 1 else ""
+            warning = (f"{shown}:{line_no[i]}: score {s!r} read as {float(values[i])!r}, as "
+                       f"trec_eval reads it (C's atof: the number it starts with, 0 if "
+                       f"none){more}; write plain numbers to silence this")
+    nan = np.flatnonzero(np.isnan(values))
+    if len(nan):
+        i = int(nan[0])
+        raise TrecEvalError(
+            f"{shown}:{line_no[i]}: score {scores[i].as_py()!r} is NaN, and trec_eval ranks "
+            f"NaN scores in no defined order (its sort compares them with nothing), so its "
+            f"output for them cannot be reproduced; replace them with numbers in the run "
+            f"file", 2)
+    tag = pc.list_element(parts, 5)[-1].as_py() if len(body) else None
+    table = pa.table({"query_id": field(0), "doc_id": field(2),
+                      "score": from_numpy(values)})
+    return table, tag, warning
+
+
+def _wrap(value: int) -> int:
+    """``value`` as a C long (64 bits, two's complement) holds it."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def _stop(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t):
+    """Where trec_eval 10 stops, going through the judged queries in order: (the
+    query's index, the error, whether trec_eval printed the queries before it), or
+    None. It stops (exit 4) at a query the run lacks (without -c), at a document
+    listed twice by the run (among a query's -M first) or by the qrels, and where
+    its table of each grade's count (te_form_res_rels: one long for every grade from
+    0 to the query's highest, kept from query to query) cannot be had: a grade of
+    2**31 or more (past 16 GiB), past the 64-bit range (the size wraps), or, for the
+    first query scored, no grade >= 0 (a size of 0 or less gives no table). A later
+    query whose grades are all -2 or less makes it clear a negative size, and it
+    crashes (nothing printed). Only runid and num_q need no table."""
+    import collections
+
+    import pyarrow.compute as pc
+
+    lacking = [q for q in qids if q not in in_run] if not args.complete else []
+    first_lacking = lacking[0] if lacking else None
+    needs = any(line.how not in ("runid", "num_q") for line in printed)
+    top, qdup, rdup = {}, set(), set()
+    if needs:
+        g = qrels_t.group_by("query_id").aggregate([("label", "max")])
+        top = dict(zip(g.column("query_id").to_pylist(), g.column("label_max").to_pylist()))
+        qdup, rdup = _listed_twice(qrels_t), _listed_twice(run_t)
+
+    def twice(table, q) -> str:
+        docs = table.filter(pc.equal(table.column("query_id"), q)).column("doc_id").to_pylist()
+        return next(d for d, c in collections.Counter(docs).items() if c > 1)
+
+    bom = ""
+    if first_lacking is not None and first_lacking.startswith("\ufeff"):
+        bom = (" (the qrels file starts with a byte-order mark, which trec_eval reads as "
+               "part of the first query id: save the file without it)")
+    bound, held = 0, False
+    for i, q in enumerate(qids):
+        if q == first_lacking:
+            return i, TrecEvalError(
+                f"query {q!r} is judged in {args.qrels!r} but has no line in "
+                f"{args.run!r}{f' ({len(lacking)} such queries)' if len(lacking) > 1 else ''}"
+                f"{bom}; trec_eval 10 stops here too (exit 4): pass -c to score such queries "
+                f"on an empty ranking, or evaluate only the judged queries of the run", 4), True
+        if not needs:
+            continue
+        if q in rdup:
+            return i, TrecEvalError(
+                f"the run {args.run!r} lists document {twice(run_t, q)!r} twice for query "
+                f"{q!r}, and trec_eval stops on it (duplicate docs, exit 4); keep one line "
+                f"per query and document in the run file", 4), True
+        if q in qdup:
+            return i, TrecEvalError(
+                f"the qrels {args.qrels!r} judge document {twice(qrels_t, q)!r} of query "
+                f"{q!r} twice, and trec_eval stops on it (duplicate docs, exit 4); keep one "
+                f"line per query and document in the qrels file", 4), True
+        grade = top[q]
+        needed = _wrap(grade + 1)
+        if needed > bound:
+            bound = _wrap(bound + needed)
+            if bound < 0 or bound * 8 > _COUNTS_BYTES:
+                return i, TrecEvalError(
+                    f"query {q!r} has grade {grade} in {args.qrels!r}; trec_eval keeps a count "
+                    f"for every grade from 0 to a query's highest, in a table that would take "
+                    f"more than 16 GiB here, and stops (exit 4, or is killed for the memory); "
+                    f"write grades below 2147483648 in the qrels file", 4), True
+            held = True
+            continue
+        if grade >= 0:  # past C's long: atol holds it at 9223372036854775807, and grade + 1 wraps
+            why = (f"query {q!r} has grade {grade} (or more: C's atol reads no more) in "
+                   f"{args.qrels!r}, so trec_eval's table of grade counts gets a negative size")
+            fix = "write grades below 2147483648 in the qrels file"
+        else:
+            why = (f"every grade of query {q!r} in {args.qrels!r} is negative (the highest: "
+                   f"{grade}), which gives trec_eval's table of grade counts a size of "
+                   f"{needed}")
+            fix = (f"judge one of its documents >= {0 if not held else -1} in the qrels file, "
+                   f"or drop the query's lines")
+        if not held:
+            return i, TrecEvalError(f"{why}, and trec_eval 10 stops there (exit 4) when it is the "
+                                    f"first query scored; {fix}", 4), True
+        # a crash: memset() past the table, or (grade past C's long) a count loop
+        # that reads past it
+        if (needed * 8) % (1 << 64) > bound * 8 or (grade >= 0 and needed < 0):
+            return i, TrecEvalError(f"{why}, and trec_eval 10 crashes on it (it clears that "
+                                    f"table; nothing is printed); {fix}", 4), False
+    return None
+
+
+def _listed_twice(table) -> set:
+    """The query ids of ``table`` (query_id, doc_id) that list a document twice: the
+    hashes of the pairs sorted, the pairs of equal hashes compared."""
+    import collections
+
+    from ._arrow import from_numpy, id_hash
+
+    if table.num_rows < 2:
+        return set()
+    key = (id_hash(table.column("doc_id").combine_chunks()) * np.uint64(0x9E3779B97F4A7C15)
+           + id_hash(table.column("query_id").combine_chunks()))
+    order = np.argsort(key)
+    same = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if not len(same):
+        return set()
+    rows = table.take(from_numpy(np.unique(np.concatenate([order[same], order[same + 1]]))))
+    pairs = collections.Counter(zip(rows.column("query_id").to_pylist(),
+                                    rows.column("doc_id").to_pylist()))
+    return {q for (q, _), n in pairs.items() if n > 1}
+
+
+def _stand_in(run_t, qrels_t) -> tuple:
+    """evaluate scores no empty run: where every ranking is empty (-M 0, or -J
+    leaving no document), one judged query of its own (never printed) is added to
+    both, and the judged queries are scored on empty rankings beside it."""
+    import pyarrow as pa
+
+    one = pa.array([_STAND_IN], pa.large_string())
+    run_t = pa.concat_tables([run_t, pa.table(
+        {"query_id": one, "doc_id": one, "score": pa.array([0.0])}).cast(run_t.schema)])
+    qrels_t = pa.concat_tables([qrels_t, pa.table(
+        {"query_id": one, "doc_id": one, "label": pa.array([0], pa.int64())}
+    ).cast(qrels_t.schema)])
+    return run_t, qrels_t
 
 
 def main(argv: Sequence[str]) -> int:

@@ -116,7 +116,7 @@ def test_prints_what_the_binary_prints(trec_eval_bin, plain, run, name):
 
 @pytest.mark.parametrize("args,status,words", [
     (["-m", "relstring.x"], 1, "relstring"),
-    (["-m", "G.1=2.5"], 1, "G"),
+    (["-m", "G.1=2.5"], 2, "G"),
     (["-Z", "zfile"], 1, "z-scores"),
     (["-m", "prefs"], 1, "preference"),
     (["-m", "nosuch"], 1, "nosuch"),

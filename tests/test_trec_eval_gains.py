@@ -33,6 +33,10 @@ GAIN_CASES = {
     "together": ["-m", "ndcg.1=3,2=7", "-m", "ndcg_cut.10", "-m", "G.2=5", "-m",
                  "ndcg_rel.1=1,2=4,3=4", "-m", "Rndcg.3=10", "-m", "map", "-m", "ndcg"],
     "zero-and-whole": ["-m", "ndcg.0=0,1=1,3=6,2=4.0", "-m", "G.5=9"],
+    "zero-gains": ["-m", "Rndcg.1=0,2=0", "-m", "ndcg_rel.2=0"],  # Rndcg: C's -nan (0 / 0)
+    "own-gains": ["-m", "Rndcg.2=2", "-m", "G.1=1"],               # pairs equal to the grades
+    "level-names": ["-m", "Rprec_mult.100000,99999.999,2"],      # cut as trec_eval cuts them
+    "malformed-pairs": ["-m", "rbp_resid.0.5"],                   # trec_eval stops (exit 2)
 }
 VARIANTS = {"q": ["-q"], "q-c": ["-q", "-c"], "c-l2": ["-c", "-l", "2"]}
 # every real run: with -q -c, and -c -l 2 (Rndcg reads the threshold); -q alone (which
@@ -114,7 +118,7 @@ def test_quirky_pairs_are_refused_alike_everywhere(plain, name, words):  # noqa:
         parse(name)
     assert words in str(err.value)
     proc = _command(["-m", name, *_files(plain, "core18_title_rm3")])
-    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.returncode == 2 and proc.stdout == ""  # trec_eval's "Cannot initialize"
     assert str(err.value) in proc.stderr and proc.stderr.count("\n") == 1
     qrels, run = _files(plain, "core18_title_rm3")
     with pytest.raises(ValueError) as api:
@@ -142,3 +146,22 @@ def test_trec_eval_default_gains_and_listed_gains_need_separate_calls(plain):  #
         parse(["G.1=0,2=3", "rbp.2=5"])
     assert parse("ndcg.1=0,2=3 G.2=3,1=0").gain == parse("ndcg.1=0,2=3").gain
     assert parse("ndcg.1=1,2=2").gain == "linear"  # the grades' own gains
+
+
+def test_pairs_equal_to_the_grades_are_trec_eval_gains_without_a_preset(plain):  # noqa: F811
+    """``Rndcg.2=2`` names trec_eval's own gains (the grades): linear, whatever the
+    evaluation's default gain, and rbp keeps the largest listed gain as its scale."""
+    qrels, run = _files(plain, "core18_title_rm3")
+    for name, plain_name in [("Rndcg.2=2", "Rndcg"), ("G.1=1", "G"), ("ndcg_rel.2=2", "ndcg_rel")]:
+        got = fastndcg.evaluate(run, qrels=qrels, measure=name, ties="trec")
+        want = fastndcg.evaluate(run, qrels=qrels, measure=plain_name, ties="trec",
+                                 gain="linear")
+        col = parse(name).columns[0]
+        assert (np.asarray(got.per_query.column(col)).tobytes()
+                == np.asarray(want.per_query.column(col)).tobytes()), name
+
+
+def test_a_long_list_of_pairs_reads_fast_enough_to_use():
+    """The closeness check compares neighbours in gain order, not every pair."""
+    pairs = ",".join(f"{g}={3 * g}" for g in range(1, 9000))
+    assert len(parse(f"G.{pairs}").gain) == 8999
