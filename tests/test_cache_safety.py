@@ -101,6 +101,7 @@ def codes_of(root: Path) -> dict:
     return {k: v for k, v in scope.items() if k.startswith("SCAN_")}
 
 
+@pytest.mark.heavy
 def test_an_edit_in_another_kernel_file_recompiles(package_copy, tmp_path):
     """scan_values lives in scan.py and reads its result positions from codes.py.
     Numba alone checks scan.py only, so swapping two constants in codes.py used to
@@ -130,6 +131,7 @@ def test_an_edit_in_another_kernel_file_recompiles(package_copy, tmp_path):
     assert fresh["first"] == after["first"]
 
 
+@pytest.mark.heavy
 def test_processes_compiling_into_one_directory_at_once(package_copy, tmp_path):
     """Six processes start together on an empty cache: four variants, one of them
     three times. Every answer is right; the repeated variant is compiled once (the
@@ -153,6 +155,7 @@ def test_processes_compiling_into_one_directory_at_once(package_copy, tmp_path):
         assert later["first"] == expected_first(s, l, codes)
 
 
+@pytest.mark.heavy
 def test_portable_cache(package_copy, tmp_path):
     """FASTNDCG_PORTABLE=1 compiles for a generic CPU; a cache marked portable
     (as ``fastndcg warmup --portable`` leaves it) makes later processes load that

@@ -291,6 +291,7 @@ def _binomial_ok(rate: float, p: float, reps: int) -> bool:
     return scipy_stats.binomtest(k, reps, p).pvalue > 0.001
 
 
+@pytest.mark.heavy
 def test_simulation_intervals_cover_and_tests_keep_their_level():
     reps = 2000
     null = _simulate(0.0, reps, seed=1)

@@ -262,6 +262,7 @@ def test_bad_input_is_a_clear_error(spark, tmp_path):
         fspark.evaluate(df, spark=spark, k=0)
 
 
+@pytest.mark.heavy
 def test_a_killed_worker_is_retried_and_the_answer_is_unchanged(spark, tmp_path):
     """A Python worker dies (os._exit) in its first attempt at one partition, after
     reading some rows; Spark retries the task and the report is the same."""

@@ -83,6 +83,7 @@ def test_warmup_reaches_every_variant_jobs_use():
     assert report["new"] == [], report["new"]
 
 
+@pytest.mark.heavy
 def test_warmup_command(capsys):
     assert cli.main(["warmup", "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -118,6 +119,7 @@ def test_warmup_without_disk_cache(monkeypatch):
         fastndcg.warmup()
 
 
+@pytest.mark.heavy
 def test_warmup_in_several_processes():
     """jobs=2: every step in its own process, sharing the cache through its locks."""
     fastndcg.warmup()  # whatever the suite has not compiled yet is compiled here, once
