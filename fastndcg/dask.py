@@ -26,8 +26,9 @@ How the work is cut and put back together:
   of those queries are read again and each is scored whole, and the parts of
   per-query results that hold their fragments are rewritten (first appearance
   kept), as on one machine.
-* **Qrels mode.** The judgments are read once on the client and broadcast to
-  the workers (``Client.scatter(..., broadcast=True)``); they are small next to
+* **Qrels mode.** The judgments are read once on the client and handed to the
+  workers as one task's result, which the scheduler computes again if the worker
+  holding it dies (scattered data would be lost with it); they are small next to
   the run. Judged queries missing from the run are found by OR-ing the tasks'
   "seen" masks.
 * **Results.** With ``per_query=PATH`` (a directory; created when missing) each
@@ -352,7 +353,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
     staging = output.staging if output.kind == "path" else None
     ctx = Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
                    staging)
-    qrels_f = client.scatter(judged, broadcast=True, hash=False) if judged is not None else None
+    qrels_f = _shared(client, judged) if judged is not None else None
     futures = [client.submit(_score_piece, p.meta(), p.data, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
                for i, p in enumerate(pieces)]
     results = _gather(client, futures)
@@ -367,7 +368,7 @@ def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, outpu
         dup = _duplicates(client, pieces, ctx, joined, sum(r.n_runs for r, _ in results))
         if dup is not None:
             n_scattered = len(dup)
-            dup_f = client.scatter(dup, broadcast=True, hash=False)
+            dup_f = _shared(client, dup)
             rows = _gather(client, [client.submit(_piece_rows, p.meta(), p.data, ctx, dup_f, pure=False)
                                   for p in pieces])
             fixed = Fixed(dup, rescore((b for t in rows if t is not None for b in t.to_batches()),
@@ -461,7 +462,7 @@ def compare(source, systems, *, client=None, workers: int | None = None,
         pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts_list[0],
                                                          batch_rows, partition_rows, client_)
         ctx = Context(opts_list[0], list(roles), schema, None, batch_rows, False, None)
-        scorer_f = client_.scatter(scorer, broadcast=True, hash=False)
+        scorer_f = _shared(client_, scorer)
         results = _gather(client_, [client_.submit(_compare_piece, p.meta(), p.data, ctx,
                                                    scorer_f, pure=False, retries=0)
                                     for p in pieces])
@@ -488,6 +489,19 @@ def _warm(client) -> None:
         client.register_plugin(WarmKernels(), name=WarmKernels.name)
     except (AttributeError, TypeError):  # older distributed
         client.register_worker_plugin(WarmKernels(), name=WarmKernels.name)
+
+
+def _keep(value):
+    return value
+
+
+def _shared(client, value):
+    """A future of ``value`` (the qrels, a stitching table) that the tasks of a run
+    read, and that survives the loss of a worker: a task holding ``value`` in the
+    graph, which the scheduler runs again where its result is lost. Data given to
+    ``Client.scatter`` cannot be recovered: a worker dying as it held the only copy
+    failed the whole run ("lost scattered data")."""
+    return client.submit(_keep, value, pure=False)
 
 
 def _gather(client, futures: list) -> list:
@@ -533,8 +547,8 @@ def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals]
     Parts on disk are rewritten by tasks; parts in memory here."""
     slots = sorted(parts)
     on_disk = [s for s in slots if parts[s].path is not None]
-    fixed_f = client.scatter(fixed, broadcast=True, hash=False) if on_disk else None
-    dup_f = client.scatter(dup, broadcast=True, hash=False) if on_disk else None
+    fixed_f = _shared(client, fixed) if on_disk else None
+    dup_f = _shared(client, dup) if on_disk else None
     held = dict(zip(on_disk, _gather(client, [client.submit(_part_holds, parts[s], dup_f,
                                                           pure=False) for s in on_disk])))
     held.update({s: _part_holds(parts[s], dup) for s in slots if s not in held})
