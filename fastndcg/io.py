@@ -472,7 +472,7 @@ def _lines(path: str) -> pa.Array:
         with pa.input_stream(path, compression="detect") as f:
             data = f.read()
     except _ARROW_ERRORS as err:
-        raise ValueError(_compressed_error(path, err)) from None
+        raise ValueError(compressed_error(path, err)) from None
     try:
         # one large_binary value over the file's bytes (not pa.array([data]): pyarrow
         # imports pandas in pa.array)
@@ -496,7 +496,7 @@ def _lines(path: str) -> pa.Array:
     return pc.split_pattern_regex(text, "\r\n|\r|\n")[0].values
 
 
-def _compressed_error(path: str, err: Exception | None = None) -> str:
+def compressed_error(path: str, err: Exception | None = None) -> str:
     kind = os.path.splitext(path)[1].lower().lstrip(".")
     if kind not in ("gz", "bz2", "zst", "lz4", "br"):
         return f"cannot read {path!r}: {short_error(err) if err else 'unreadable'}; check the file"
@@ -570,7 +570,7 @@ def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
         with pa.input_stream(path, compression="detect") as f:
             head = f.read(4096)
     except _ARROW_ERRORS as err:
-        raise ValueError(_compressed_error(path, err)) from None
+        raise ValueError(compressed_error(path, err)) from None
     first = head.split(b"\n", 1)[0]
     delimiter = "\t" if b"\t" in first else " "
     if not careful:

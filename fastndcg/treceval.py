@@ -752,7 +752,7 @@ def _file_bytes(path: str, what: str) -> bytes:
             with open(path, "rb") as f:
                 data = f.read()
     except (pa.ArrowException, OSError) as err:
-        raise TrecEvalError(io._compressed_error(path, err), 2) from None
+        raise TrecEvalError(io.compressed_error(path, err), 2) from None
     if not data:
         raise TrecEvalError(f"the {what} file {path!r} is empty (0 bytes), and trec_eval "
                             f"cannot read an empty file (exit 2); name the right file", 2)
