@@ -405,6 +405,7 @@ class MeasurePlan:
     n_rel: np.ndarray
     n_bits: int = 0
     params: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
+    families: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def n_measures(self) -> int:
@@ -423,7 +424,7 @@ def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
         params[j, :len(p)] = p
     return MeasurePlan(ints(lay.codes), ints(lay.cutoffs), ints(lay.bits).reshape(-1, 3),
                        flags if lay.n_bits else np.zeros(0, np.uint8), n_rel,
-                       lay.n_bits, params)
+                       lay.n_bits, params, ints(lay.families))
 
 
 def no_measures(n_q: int) -> MeasurePlan:

@@ -1107,6 +1107,7 @@ class Layout:
     cutoffs: tuple
     bits: tuple
     params: tuple = ()     # per measure, the values of its number parameters (or ())
+    families: tuple = ()   # per measure, the kernel family that scores it (codes.F_*)
 
     @property
     def n_bits(self) -> int:
@@ -1197,8 +1198,10 @@ def layout(others: list, rel: int, trec9: bool = False) -> Layout:
             bits.append((b, zero if zero >= 0 else b,
                          judged_bit if kind.code == KC.M_INFAP else b))
         params.append(tuple(m.values))
+    families = tuple(KC.F_GRADED if c >= KC.GRADED_FIRST else
+                     KC.F_BINARY if c > KC.BASIC_LAST else KC.F_BASIC for c in codes)
     return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits),
-                  tuple(params))
+                  tuple(params), families)
 
 
 def flags_of(lay: Layout, labels, judged=None):

@@ -16,6 +16,10 @@ SCAN_BAD_LABEL = 1  # a label is NaN or infinite
 SCAN_NEGATIVE = 2  # a label is negative
 SCAN_FRACTION = 3  # a label is not an integer
 SCAN_N = 4
+# measure families: the kernel that scores a measure (``families`` of a measure layout)
+F_BASIC = 0   # the usual binary measures (measures_chunk)
+F_BINARY = 1  # the other measures read from flag bits (measures_chunk_all)
+F_GRADED = 2  # measures that read the gains in rank order and the ideal gains (graded_chunk)
 # binary measures (accumulators in measures.py), dispatched at run time
 M_P = 0
 M_R = 1
