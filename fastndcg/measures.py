@@ -3,9 +3,15 @@ parser of their names (trec_eval's, ir_measures' and fastndcg's own).
 
 Every measure is computed from the same ranking of a query (ranked once, whatever
 the measures): NDCG by the DCG/IDCG walk, every other measure by one accumulator
-over the ranked tie groups (``fastndcg._kernels.measures``), one plain function in
-:mod:`fastndcg.reference`, and one row of :data:`REGISTRY` with its names, as
-trec_eval's ``measures.c`` table has.
+over the ranked tie groups (``fastndcg._kernels``), one plain function in
+:mod:`fastndcg.reference`, and one row of :data:`REGISTRY`, as trec_eval's
+``measures.c`` table has. A row (:class:`Kind`) says everything else about its
+measure: its names in trec_eval, ir_measures and ranx, the kernel family that
+scores it, the flag bits it reads, the tie rules it offers, how it is averaged
+over queries and printed by ``fastndcg trec_eval``, its number parameters
+(:class:`Param`), its reference function and its definition. The table of the
+measures in the documentation (the Measures page of the user guide) is written
+from these rows.
 
 A *binary* measure reads whether an item is relevant: its label is at least the
 threshold ``rel`` (default 1; trec_eval ``-l``, ir_measures ``rel=``) and, in
@@ -13,34 +19,11 @@ qrels mode, it is judged. Denominators follow trec_eval: P@k divides by k even
 when fewer are retrieved; recall, AP and R-precision divide by R, the relevant
 judged documents of the query (in list mode, the relevant items of the list).
 
-Names (all case-sensitive, as in the tools):
-
-========================= ========================= ============== =============================
-column                    trec_eval                 ir_measures    meaning
-========================= ========================= ============== =============================
-``ndcg@10``               ``ndcg_cut.10``           ``nDCG@10``    normalised DCG
-``ap``                    ``map``                   ``AP``         average precision
-``ap@100``                ``map_cut.100``           ``AP@100``     AP of the top 100
-``rr``                    ``recip_rank``            ``RR``         reciprocal rank
-``rr@10``                 --                        ``RR@10``      RR within the top 10
-``p@5``                   ``P.5``                   ``P@5``        precision at 5
-``r@1000``                ``recall.1000``           ``R@1000``     recall at 1000
-``success@10``            ``success.10``            ``Success@10`` a relevant item in the top 10
-``rprec``                 ``Rprec``                 ``Rprec``      precision at rank R
-``num_ret``               ``num_ret``               ``NumRet``     items retrieved
-``num_rel``               ``num_rel``               ``NumRel``     R
-``num_rel_ret``           ``num_rel_ret``           ``NumRelRet``  relevant items retrieved
-``num_nonrel_judged_ret`` ``num_nonrel_judged_ret`` --             judged non-relevant retrieved
-``judged@10``             --                        ``Judged@10``  judged share of the top 10
-``bpref``                 ``bpref``                 ``Bpref``      relevant above non-relevant
-``set_p``                 ``set_P``                 ``SetP``       precision of the whole list
-``set_recall``            ``set_recall``            ``SetR``       recall of the whole list
-``set_relative_p``        ``set_relative_P``        ``SetRelP``    set_p / its largest value
-``set_map``               ``set_map``               ``SetAP``      set_p x set_recall
-========================= ========================= ============== =============================
-
-A threshold other than 1 is part of the column name: ``ap(rel=2)``,
-``p@5(rel=2)``; fastndcg's column names are accepted as measure names too.
+Names are case-sensitive, as in the tools: ``ndcg_cut.10`` (trec_eval), ``nDCG@10``
+(ir_measures) and ``ndcg@10`` (fastndcg's column) are one measure; ``map``, ``AP``
+and ``ap``; ``P.5``, ``P@5`` and ``p@5``. A threshold other than 1 is part of the
+column name: ``ap(rel=2)``, ``p@5(rel=2)``; fastndcg's column names are accepted as
+measure names too.
 
 ir_measures' parameters are ``cutoff`` (the same as ``@k``), ``rel`` (binary
 measures), and for nDCG ``dcg`` (``'log2'``: linear gain, ``'exp-log2'``: 2**label - 1)
@@ -71,8 +54,8 @@ from dataclasses import dataclass, field
 from . import _validate as V
 from ._kernels import codes as KC
 
-__all__ = ["Kind", "Measure", "Parsed", "REGISTRY", "parse", "check_rel", "column_name",
-           "TREC_CUTOFFS", "MAX_CUTOFF", "MAX_REL", "MAX_GAIN_TABLE"]
+__all__ = ["Kind", "Param", "Measure", "Parsed", "REGISTRY", "parse", "check_rel",
+           "column_name", "TREC_CUTOFFS", "MAX_CUTOFF", "MAX_REL", "MAX_GAIN_TABLE"]
 
 # trec_eval's default cutoffs (m_P.c, m_recall.c, m_map_cut.c, m_ndcg_cut.c; m_success.c)
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -81,166 +64,357 @@ MAX_CUTOFF = V.MAX_CUTOFF  # the largest cutoff a name may give
 MAX_REL = V.MAX_REL        # the largest threshold a name may give (integers exact in float64)
 MAX_GAIN_TABLE = 1 << 16   # labels a gain table in a name may cover: 0..65535
 
+# the kernel family that scores a measure (Kind.family), as the kernels number them
+FAMILIES = {"basic": KC.F_BASIC, "binary": KC.F_BINARY, "graded": KC.F_GRADED}
+# the flag bits a measure may read (Kind.reads)
+BITS = ("rel", "zero", "judged")
+# how fastndcg trec_eval prints a measure's trec_eval name (Kind.trec_prints):
+#   mean: a value per query and its mean; long: a count per query and its sum;
+#   gm: the geometric mean, on the all line only; num_q: the all line only;
+#   param: one line, the parameters as given appended (name_PARAMS);
+#   cut: one line per cutoff (name_K); level: one line per value (name_%3.2f)
+PRINTS = ("mean", "long", "gm", "num_q", "param", "cut", "level")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
+class Param:
+    """A number parameter of a measure (``rbp.p=0.8``, ``RBP(p=0.8)``,
+    ``iprec_at_recall.0.5``): read as ``type``, checked against ``range``.
+
+    >>> REGISTRY["set_f"].params[0].default
+    1.0
+    """
+    name: str                  # as written in names and columns: set_f(beta=0.5)
+    type: type = float
+    default: float | tuple     # its value when none is given; for a kind whose trec_eval
+    #                            name is one measure per value (Kind.each), the values
+    #                            trec_eval measures by default
+    doc: str                   # what it is ("a recall level from 0 to 1"): in messages
+    #                            and the documentation
+    range: tuple | None = None  # (low, high, low included, high included), or no check
+    example: str = ""          # a value in range, for messages ("0.8")
+    trec_example: str = ""     # trec_eval's parameter text, for messages ("0.5,1.0")
+    in_trec_name: bool = True  # trec_eval's name gives it (utility's n comes from -N)
+    keyword: str = ""          # the reference function's keyword, when not ``name``
+
+    @property
+    def reference_keyword(self) -> str:
+        return self.keyword or self.name
+
+
+def _persistence(default: float) -> Param:
+    return Param(name="p", default=default, range=(0.0, 1.0, False, False), example="0.8",
+                 trec_example="p=0.8",
+                 doc="a persistence (the chance of reading on), above 0 and below 1")
+
+
+def _coefficient(name: str, default: float, what: str) -> Param:
+    return Param(name=name, default=default, trec_example="1,-1,0,0",
+                 doc=f"utility's weight of the {what}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Kind:
-    """One row of the registry."""
+    """One row of the registry: everything about one measure.
+
+    >>> k = REGISTRY["ap"]
+    >>> (k.trec, k.trec_cut, k.irm, k.ranx, k.family, k.binary, k.reference)
+    ('map', 'map_cut', 'AP', 'map', 'basic', True, 'ap_query')
+    """
     name: str                 # column stem
-    code: int                 # accumulator code (-1: NDCG, the DCG/IDCG walk)
-    trec: str | None          # trec_eval's name without cutoffs (None: no such measure)
-    trec_cut: str | None      # trec_eval's name with cutoffs
-    irm: str | None           # ir_measures' name (None: no such measure)
-    cutoff: str               # "none", "optional" or "required"
-    binary: bool              # reads relevance at a threshold
-    judgments: bool           # needs qrels (reads which documents are judged)
+    code: int                 # accumulator code (codes.M_*; -1: NDCG, the DCG/IDCG walk)
+    family: str               # the kernel that scores it: "ndcg" (the DCG/IDCG walk),
+    #                           "basic" (the usual binary measures), "binary" (the other
+    #                           measures read from flag bits) or "graded" (they read the
+    #                           gains in rank order and the ideal gains)
+    trec: str | None = None   # trec_eval's name without cutoffs (None: no such measure)
+    trec_cut: str | None = None  # trec_eval's name with cutoffs (with ``each``: with values)
     trec_cutoffs: tuple = ()  # trec_eval's default cutoffs for ``trec_cut`` without any
+    trec_prints: str = "mean"  # how trec_eval prints ``trec`` (see PRINTS); ``trec_cut``
+    #                            prints "level" with ``each``, else "cut"
+    trec_gains: bool = False  # trec_eval's name takes grade=gain pairs (ndcg.1=0,2=3)
+    irm: str | None = None    # ir_measures' name (None: no such measure)
+    ranx: str | None = None   # ranx's metric name (None: no such metric)
+    cutoff: str = "none"      # "none", "optional" or "required"
+    reads: tuple = ()         # the flag bits it reads (BITS), first, second, third (a
+    #                           shorter tuple repeats its first): "rel" (relevant at its
+    #                           threshold: a binary measure), "zero" (judged with a label
+    #                           >= 0, which tells judged non-relevant items from unjudged
+    #                           ones), "judged" (judged at all)
+    judgments: bool = False   # needs qrels (reads which documents are judged)
+    params: tuple = ()        # its number parameters (Param), in the kernels' order
+    each: bool = False        # trec_eval's name.X,Y is one measure per value of its one
+    #                           parameter (else one measure given all the values)
     summary: str = "mean"     # the average over queries: "mean", "sum" (counts) or "gm"
     #                           (trec_eval's geometric mean: exp(mean(log(max(v, 1e-5)))))
-    reference: str = ""       # the function in fastndcg.reference
-    doc: str = ""
-    params: tuple = ()        # names of the measure's number parameters (mult, recall, ...)
-    defaults: tuple = ()      # their values when none are given: for ``each`` kinds the
-    #                           list trec_eval measures by default, one value per measure
-    each: bool = False        # trec_eval's name.X,Y is one measure per value (else one
-    #                           measure given all the values)
     average: bool = True      # offers ties="average" (an exact expectation)
+    average_negative: bool = True  # ... with negative labels kept as negative gains
     bounds: bool = True       # offers ties="optimistic"/"pessimistic" (the max / min)
-    ranx: str | None = None   # ranx's metric name (None: no such metric)
-    trec_gains: bool = False  # trec_eval's name takes grade=gain pairs (ndcg.1=0,2=3)
+    refusal: str = ""         # why it refuses the tie rules it refuses (documentation)
+    reference: str            # its function in fastndcg.reference
+    doc: str                  # its definition, for one query (Markdown)
+    no_relevant: str = "0"    # its value without a relevant document (R = 0)
+    short_list: str = "\u2014"  # what it does when fewer than k items are retrieved
 
+    @property
+    def binary(self) -> bool:
+        """It reads relevance at a threshold (``rel``)."""
+        return "rel" in self.reads
+
+    @property
+    def defaults(self) -> tuple:
+        """Its parameters' values when none are given, in order; with ``each``, the
+        values trec_eval measures by default (one measure each)."""
+        if self.each:
+            return self.params[0].default
+        return tuple(p.default for p in self.params)
+
+    @property
+    def param_names(self) -> tuple:
+        return tuple(p.name for p in self.params)
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
+
+    def prints(self, trec_name: str) -> str:
+        """How ``fastndcg trec_eval`` prints this measure's trec_eval name."""
+        if trec_name == self.trec:
+            return self.trec_prints
+        return "level" if self.each else "cut"
+
+
+# the texts of the Ties section's refusals (the documentation groups the measures that
+# share one)
+_NOT_MONOTONE = (
+    "not monotone in the order of relevant items: moving a relevant item (for G, a higher "
+    "grade) up can lower them, so relevant-first (or gains descending) is not their "
+    "maximum and no order of a tied group gives their bounds. trec_eval's G of the ranked "
+    "grades 1, 1, 2, 3, 1 is 0.7413; with the 3 before the 2 (1, 1, 3, 2, 1), 0.7279")
+_NO_EXACT_EXPECTATION = (
+    "their expected value over the orderings has no exact form fastndcg computes (for "
+    "`iprec` and `11pt_avg`, the expected maximum of precisions)")
+_SETS = "the whole list: neither order nor ties matter, for all four set measures"
 
 REGISTRY: dict[str, Kind] = {k.name: k for k in [
-    Kind("ndcg", -1, "ndcg", "ndcg_cut", "nDCG", "optional", False, False, TREC_CUTOFFS,
-         reference="ndcg_query", doc="DCG@k / IDCG@k (gain, discount and ties as set)",
-         ranx="ndcg", trec_gains=True),
-    Kind("ap", KC.M_AP, "map", "map_cut", "AP", "optional", True, False, TREC_CUTOFFS,
-         reference="ap_query", ranx="map",
-         doc="sum of the precisions at the relevant ranks <= k, divided by R"),
-    Kind("rr", KC.M_RR, "recip_rank", None, "RR", "optional", True, False,
-         reference="rr_query", doc="1 / rank of the first relevant item (0 past k)",
-         ranx="mrr"),
-    Kind("p", KC.M_P, None, "P", "P", "required", True, False, TREC_CUTOFFS,
-         reference="precision_query", doc="relevant items in the top k, divided by k",
-         ranx="precision"),
-    Kind("r", KC.M_R, None, "recall", "R", "required", True, False, TREC_CUTOFFS,
-         reference="recall_query", doc="relevant items in the top k, divided by R",
-         ranx="recall"),
-    Kind("success", KC.M_SUCCESS, None, "success", "Success", "required", True, False,
-         TREC_SUCCESS_CUTOFFS, reference="success_query", ranx="hit_rate",
-         doc="1 when a relevant item is in the top k"),
-    Kind("rprec", KC.M_RPREC, "Rprec", None, "Rprec", "none", True, False,
-         reference="rprec_query", doc="relevant items in the top R, divided by R",
-         ranx="r-precision"),
-    Kind("num_q", KC.M_NUM_Q, "num_q", None, "NumQ", "none", False, False, summary="sum",
-         reference="num_q_query", doc="1 for each query: summed, the queries scored"),
-    Kind("num_ret", KC.M_NUM_RET, "num_ret", None, "NumRet", "none", False, False,
-         summary="sum", reference="num_ret_query", doc="items retrieved"),
-    Kind("num_rel", KC.M_NUM_REL, "num_rel", None, "NumRel", "none", True, False,
-         summary="sum", reference="num_rel_query", doc="R: relevant judged documents"),
-    Kind("num_rel_ret", KC.M_NUM_REL_RET, "num_rel_ret", None, "NumRelRet", "none", True,
-         False, summary="sum", reference="num_rel_ret_query", doc="relevant items retrieved"),
-    Kind("bpref", KC.M_BPREF, "bpref", None, "Bpref", "none", True, False,
-         reference="bpref_query",
-         doc="per relevant item, 1 - (judged non-relevant items above it, at most R) / "
-             "min(judged non-relevant, R); summed and divided by R"),
-    Kind("num_nonrel_judged_ret", KC.M_NUM_NONREL_JUDGED_RET, "num_nonrel_judged_ret", None,
-         None, "none", True, False, summary="sum", reference="num_nonrel_judged_ret_query",
-         doc="judged non-relevant items retrieved (judged, label from 0 to rel - 1)"),
-    Kind("set_p", KC.M_SET_P, "set_P", None, "SetP", "none", True, False,
-         reference="set_p_query", doc="relevant items retrieved / items retrieved"),
-    Kind("set_recall", KC.M_SET_R, "set_recall", None, "SetR", "none", True, False,
-         reference="set_recall_query", doc="relevant items retrieved / R"),
-    Kind("set_relative_p", KC.M_SET_REL_P, "set_relative_P", None, "SetRelP", "none", True,
-         False, reference="set_relative_p_query",
-         doc="relevant items retrieved / min(items retrieved, R)"),
-    Kind("set_map", KC.M_SET_MAP, "set_map", None, "SetAP", "none", True, False,
-         reference="set_map_query",
-         doc="(relevant items retrieved)^2 / (items retrieved x R): set P x set recall"),
-    Kind("gm_map", KC.M_AP, "gm_map", None, None, "none", True, False, summary="gm",
-         reference="ap_query", doc="AP of each query; averaged as trec_eval's geometric "
-                                   "mean, exp(mean(log(max(AP, 1e-5))))"),
-    Kind("gm_bpref", KC.M_BPREF, "gm_bpref", None, None, "none", True, False, summary="gm",
-         reference="bpref_query", doc="bpref of each query; averaged as gm_map"),
-    Kind("relative_p", KC.M_REL_P, None, "relative_P", None, "required", True, False,
-         TREC_CUTOFFS, reference="relative_p_query",
-         doc="relevant items in the top k, divided by min(k, R)"),
-    Kind("rprec_mult", KC.M_RPREC_MULT, None, "Rprec_mult", None, "none", True, False,
-         reference="rprec_mult_query", params=("mult",), each=True,
-         defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
-         doc="precision at rank int(mult x R + 0.9)"),
-    Kind("iprec", KC.M_IPREC, None, "iprec_at_recall", "IPrec", "none", True, False,
-         reference="iprec_query", params=("recall",), each=True, average=False,
-         defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-         doc="interpolated precision at a recall level: the highest precision at or "
-             "below the rank of relevant item round(recall x R)"),
-    Kind("11pt_avg", KC.M_11PT_AVG, "11pt_avg", None, None, "none", True, False,
-         reference="iprec_11pt_query", average=False,
-         doc="the mean of iprec at recall 0.0, 0.1, ..., 1.0"),
-    Kind("set_f", KC.M_SET_F, "set_F", None, "SetF", "none", True, False,
-         reference="set_f_query", params=("beta",), defaults=(1.0,),
-         doc="(1 + beta) x set_p x set_recall / (beta x set_p + set_recall)"),
-    Kind("utility", KC.M_UTILITY, "utility", None, None, "none", True, False,
-         reference="utility_query", params=("a", "b", "c", "d", "n"),
-         defaults=(1.0, -1.0, 0.0, 0.0, 0.0),
-         doc="a x relevant retrieved + b x non-relevant retrieved + c x relevant not "
-             "retrieved + d x non-relevant not retrieved (n: documents in the collection)"),
-    Kind("bing", KC.M_BING, "binG", None, None, "none", True, False, reference="bing_query",
-         doc="over the relevant items, 1 / log2(2 + the non-relevant items above it); "
-             "summed and divided by R"),
-    Kind("rbp_resid", KC.M_RBP_RESID, "rbp_resid", None, None, "none", False, False,
-         reference="rbp_resid_query", params=("p",), defaults=(0.9,),
-         doc="the largest rise of rank-biased precision (persistence p) if every item "
-             "not judged with a label >= 0 had the largest gain: p^n + (1 - p) x the sum "
-             "of p^rank over them; 0 when every item is judged"),
-    Kind("infap", KC.M_INFAP, "infAP", None, "infAP", "none", True, False,
-         reference="infap_query", average=False, bounds=False,
-         doc="trec_eval's inferred AP (Yilmaz & Aslam 2006): AP estimated from a sample of "
-             "judgments, judged items with a negative label being the unsampled pool"),
-    Kind("rbp", KC.M_RBP, "rbp", None, None, "none", False, False, reference="rbp_query",
-         params=("p",), defaults=(0.9,), trec_gains=True,
-         doc="trec_eval's rank-biased precision (Moffat & Zobel 2008): (1 - p) x the sum "
-             "of gain x p^(rank - 1), gains divided by the query's largest judged gain when "
-             "it is above 1"),
-    Kind("g", KC.M_G, "G", None, None, "none", False, False, reference="g_query",
-         average=False, bounds=False, trec_gains=True,
-         doc="trec_eval's normalised gain G: each gain over log2(2 + ideal cost so far - "
-             "gain so far), summed, over the sum of the ideal gains"),
-    Kind("ndcg_rel", KC.M_NDCG_REL, "ndcg_rel", None, None, "none", False, False,
-         reference="ndcg_rel_query", trec_gains=True,
-         doc="trec_eval's NDCG averaged at the ranks of the items with a gain above 0 "
-             "(unretrieved ones at the end of the list)"),
-    Kind("rndcg", KC.M_RNDCG, "Rndcg", None, None, "none", True, False,
-         reference="rndcg_query", trec_gains=True,
-         doc="trec_eval's NDCG averaged at the ranks where the ideal gain changes (and at "
-             "the end of the list); 0 without a relevant judged document"),
-    Kind("rbp_bin", KC.M_RBP_BIN, None, None, "RBP", "none", True, False,
-         reference="rbp_bin_query", params=("p",), defaults=(0.8,),
-         doc="rank-biased precision (Moffat & Zobel 2008) of the relevant items: (1 - p) x "
-             "the sum of p^(rank - 1) over them (ir_measures' RBP(rel=...), cwl_eval's)"),
-    Kind("rbp_residual", KC.M_RBP_RESIDUAL, None, None, None, "none", False, False,
-         reference="rbp_residual_query", params=("p",), defaults=(0.8,),
-         doc="RBP's residual: how far it could rise if every unjudged item were relevant, "
-             "and the ranks past the list too: p^n + (1 - p) x the sum of p^(rank - 1) over "
-             "the unjudged items (a negative grade is judged, as ir_measures reads it)"),
-    Kind("err", KC.M_ERR, None, None, "ERR", "optional", False, False, reference="err_query",
-         average=False,
-         doc="expected reciprocal rank (Chapelle et al. 2009) as gdeval computes it: grades "
-             "g give stop probabilities (2^g - 1) / 2^max(4, the query's largest grade)"),
-    Kind("unj", KC.M_UNJ, None, "unj", None, "required", False, True, (5, 10, 20),
-         reference="unj_query",
-         doc="unjudged items (or judged with a negative label) in the top k, divided by k"),
-    Kind("judged", KC.M_JUDGED, None, None, "Judged", "required", False, True,
-         reference="judged_query",
-         doc="judged items in the top k, divided by min(k, items retrieved)"),
-    Kind("f1", KC.M_F1, None, None, None, "optional", True, False, reference="f1_query",
-         ranx="f1",
-         doc="ranx's f1@k: 2 P R / (P + R) of P@k (over k; the whole list: over the items "
-             "retrieved) and R@k; 0 when no relevant item is in the top k"),
-    Kind("bpref_ranx", KC.M_BPREF_RANX, None, None, None, "none", True, False,
-         reference="bpref_ranx_query", ranx="bpref",
-         doc="ranx's bpref: bpref's terms, a judged item with a label below rel (negative "
-             "too) being non-relevant; NaN when a relevant item is retrieved and no judged "
-             "document is non-relevant (ranx divides 0 by 0)"),
+    Kind(name="ndcg", code=-1, family="ndcg", trec="ndcg", trec_cut="ndcg_cut",
+         trec_cutoffs=TREC_CUTOFFS, trec_prints="param", trec_gains=True, irm="nDCG",
+         ranx="ndcg", cutoff="optional", reference="ndcg_query",
+         doc="DCG@k / IDCG@k, with the gain, discount and tie rule set (see [NDCG](#ndcg))",
+         no_relevant="`zero_idcg` decides (0 by default)", short_list="as if k were the list"),
+    Kind(name="ap", code=KC.M_AP, family="basic", trec="map", trec_cut="map_cut",
+         trec_cutoffs=TREC_CUTOFFS, irm="AP", ranx="map", cutoff="optional", reads=("rel",),
+         reference="ap_query",
+         doc="(sum over relevant items at rank p ≤ k of (relevant in the top p) / p) / R",
+         short_list="the sum stops at the end of the list; still / R"),
+    Kind(name="rr", code=KC.M_RR, family="basic", trec="recip_rank", irm="RR", ranx="mrr",
+         cutoff="optional", reads=("rel",), reference="rr_query",
+         doc="1 / rank of the first relevant item if that rank ≤ k, else 0",
+         short_list="as if k were the list"),
+    Kind(name="p", code=KC.M_P, family="basic", trec_cut="P", trec_cutoffs=TREC_CUTOFFS,
+         irm="P", ranx="precision", cutoff="required", reads=("rel",),
+         reference="precision_query", doc="relevant in the top k / k",
+         short_list="still divides by k (trec_eval)"),
+    Kind(name="r", code=KC.M_R, family="basic", trec_cut="recall", trec_cutoffs=TREC_CUTOFFS,
+         irm="R", ranx="recall", cutoff="required", reads=("rel",), reference="recall_query",
+         doc="relevant in the top k / R", short_list="as if k were the list"),
+    Kind(name="success", code=KC.M_SUCCESS, family="basic", trec_cut="success",
+         trec_cutoffs=TREC_SUCCESS_CUTOFFS, irm="Success", ranx="hit_rate",
+         cutoff="required", reads=("rel",), reference="success_query",
+         doc="1 if a relevant item is in the top k, else 0", short_list="as if k were the list"),
+    Kind(name="rprec", code=KC.M_RPREC, family="basic", trec="Rprec", irm="Rprec",
+         ranx="r-precision", reads=("rel",), reference="rprec_query",
+         doc="relevant in the top R / R", short_list="still divides by R"),
+    Kind(name="num_q", code=KC.M_NUM_Q, family="binary", trec="num_q", trec_prints="num_q",
+         irm="NumQ", summary="sum", reference="num_q_query",
+         doc="1 for each query scored (its `Report.mean` is the sum: the number of queries, "
+             "as trec_eval's `all` line)", no_relevant="1"),
+    Kind(name="num_ret", code=KC.M_NUM_RET, family="basic", trec="num_ret", trec_prints="long",
+         irm="NumRet", summary="sum", reference="num_ret_query", doc="items retrieved",
+         no_relevant="\u2014"),
+    Kind(name="num_rel", code=KC.M_NUM_REL, family="basic", trec="num_rel", trec_prints="long",
+         irm="NumRel", reads=("rel",), summary="sum", reference="num_rel_query", doc="R"),
+    Kind(name="num_rel_ret", code=KC.M_NUM_REL_RET, family="basic", trec="num_rel_ret",
+         trec_prints="long", irm="NumRelRet", reads=("rel",), summary="sum",
+         reference="num_rel_ret_query", doc="relevant items retrieved"),
+    Kind(name="bpref", code=KC.M_BPREF, family="basic", trec="bpref", irm="Bpref",
+         reads=("rel", "zero"), reference="bpref_query",
+         doc="(sum over relevant items of 1 − min(n, R) / min(N, R), n the judged "
+             "non-relevant items above it, 1 when n = 0) / R; judged non-relevant: judged "
+             "with a label from 0 to rel − 1 (a negative grade is \"in the pool, unjudged\", "
+             "as in trec_eval); N: all of the query's (qrels mode), or the list's",
+         short_list="unretrieved relevant documents add 0 but count in R"),
+    Kind(name="num_nonrel_judged_ret", code=KC.M_NUM_NONREL_JUDGED_RET, family="basic",
+         trec="num_nonrel_judged_ret", trec_prints="long", reads=("rel", "zero"),
+         summary="sum", reference="num_nonrel_judged_ret_query",
+         doc="judged non-relevant items retrieved (judged, label from 0 to rel − 1)",
+         no_relevant="\u2014"),
+    Kind(name="set_p", code=KC.M_SET_P, family="basic", trec="set_P", irm="SetP",
+         reads=("rel",), reference="set_p_query",
+         doc=f"relevant items retrieved / items retrieved ({_SETS})",
+         short_list="— (0 for an empty list)"),
+    Kind(name="set_recall", code=KC.M_SET_R, family="basic", trec="set_recall", irm="SetR",
+         reads=("rel",), reference="set_recall_query", doc="relevant items retrieved / R"),
+    Kind(name="set_relative_p", code=KC.M_SET_REL_P, family="basic", trec="set_relative_P",
+         irm="SetRelP", reads=("rel",), reference="set_relative_p_query",
+         doc="relevant items retrieved / min(items retrieved, R)",
+         short_list="— (0 for an empty list)"),
+    Kind(name="set_map", code=KC.M_SET_MAP, family="basic", trec="set_map", irm="SetAP",
+         reads=("rel",), reference="set_map_query",
+         doc="(relevant items retrieved)² / (items retrieved × R)",
+         short_list="— (0 for an empty list)"),
+    Kind(name="gm_map", code=KC.M_AP, family="basic", trec="gm_map", trec_prints="gm",
+         reads=("rel",), summary="gm", reference="ap_query",
+         doc="AP of each query; **averaged as trec_eval's geometric mean**, exp(mean of "
+             "log(max(value, 1e-5)))", no_relevant="0 (log 1e-5 in the mean)",
+         short_list="as AP"),
+    Kind(name="gm_bpref", code=KC.M_BPREF, family="basic", trec="gm_bpref", trec_prints="gm",
+         reads=("rel", "zero"), summary="gm", reference="bpref_query",
+         doc="bpref of each query; **averaged as trec_eval's geometric mean**, exp(mean of "
+             "log(max(value, 1e-5)))", no_relevant="0 (log 1e-5 in the mean)",
+         short_list="as bpref"),
+    Kind(name="relative_p", code=KC.M_REL_P, family="binary", trec_cut="relative_P",
+         trec_cutoffs=TREC_CUTOFFS, cutoff="required", reads=("rel",),
+         reference="relative_p_query", doc="relevant in the top k / min(k, R)",
+         short_list="still divides by min(k, R)"),
+    Kind(name="rprec_mult", code=KC.M_RPREC_MULT, family="binary", trec_cut="Rprec_mult",
+         reads=("rel",), each=True, reference="rprec_mult_query",
+         params=(Param(name="mult", default=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+                       range=(0.0, math.inf, True, False), example="0.5",
+                       trec_example="0.5,1.0", doc="a multiple of R, 0 or more"),),
+         doc="precision at rank d = int(x·R + 0.9) (trec_eval's rounding), x the `mult`",
+         short_list="relevant items retrieved / d"),
+    Kind(name="iprec", code=KC.M_IPREC, family="binary", trec_cut="iprec_at_recall",
+         irm="IPrec", reads=("rel",), each=True, average=False,
+         refusal=_NO_EXACT_EXPECTATION, reference="iprec_query",
+         params=(Param(name="recall",
+                       default=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+                       range=(0.0, 1.0, True, True), example="0.5", trec_example="0.1,0.5",
+                       doc="a recall level from 0 to 1"),),
+         doc="the largest precision at the rank of relevant item c = round(x·R) (halves up, "
+             "as trec_eval) or any rank below it, x the `recall`; c = 0 as c = 1",
+         short_list="0 when fewer than c relevant items are retrieved"),
+    Kind(name="11pt_avg", code=KC.M_11PT_AVG, family="binary", trec="11pt_avg",
+         trec_prints="param", reads=("rel",), average=False, refusal=_NO_EXACT_EXPECTATION,
+         reference="iprec_11pt_query",
+         doc="the mean of `iprec` at recall 0.0, 0.1, …, 1.0"),
+    Kind(name="set_f", code=KC.M_SET_F, family="binary", trec="set_F", trec_prints="param",
+         irm="SetF", reads=("rel",), reference="set_f_query",
+         params=(Param(name="beta", default=1.0, range=(0.0, math.inf, True, False),
+                       example="1", trec_example="0.5",
+                       doc="a weight of recall against precision, 0 or more"),),
+         doc="(1 + beta)·P·R / (beta·P + R) of set_p and set_recall (trec_eval's form)",
+         short_list="— (0 for an empty list)"),
+    Kind(name="utility", code=KC.M_UTILITY, family="binary", trec="utility",
+         trec_prints="param", reads=("rel",), reference="utility_query",
+         params=(_coefficient("a", 1.0, "relevant items retrieved"),
+                 _coefficient("b", -1.0, "non-relevant items retrieved"),
+                 _coefficient("c", 0.0, "relevant documents not retrieved"),
+                 _coefficient("d", 0.0, "non-relevant documents not retrieved"),
+                 Param(name="n", default=0.0, range=(0.0, math.inf, True, False),
+                       example="1000", in_trec_name=False, keyword="n_docs",
+                       doc="a count of documents, 0 or more")),
+         doc="a·(relevant retrieved) + b·(non-relevant retrieved) + c·(relevant not "
+             "retrieved) + d·(non-relevant not retrieved, in a collection of n documents: "
+             "trec_eval's `-N`)", no_relevant="may be ≠ 0"),
+    Kind(name="bing", code=KC.M_BING, family="binary", trec="binG", reads=("rel",),
+         reference="bing_query",
+         doc="(sum over relevant items of 1 / log2(2 + non-relevant items above it, "
+             "unjudged included)) / R",
+         short_list="unretrieved relevant documents add 0 but count in R"),
+    Kind(name="rbp_resid", code=KC.M_RBP_RESID, family="binary", trec="rbp_resid",
+         trec_prints="param", reads=("zero",), reference="rbp_resid_query",
+         params=(_persistence(0.9),),
+         doc="trec_eval's residual of `rbp`: p^n + (1 − p) · sum of p^(rank−1) over the items "
+             "not judged with a label ≥ 0 (unjudged, or judged with a negative grade): how far "
+             "RBP could rise if they all had the largest gain; 0 when every item is judged "
+             "(see [RBP and its residuals](#rbp))",
+         no_relevant="\u2014", short_list="the ranks past the list count, unless every item "
+                                          "is judged"),
+    Kind(name="infap", code=KC.M_INFAP, family="binary", trec="infAP", irm="infAP",
+         reads=("rel", "zero", "judged"), average=False, bounds=False, refusal=_NOT_MONOTONE,
+         reference="infap_query",
+         doc="inferred AP (Yilmaz & Aslam 2006, trec_eval's form): at the rank j (0-based) of "
+             "each relevant item, with r relevant, m judged non-relevant and u unsampled pool "
+             "items (judged with a negative label) above it, 1 at rank 0, else 1/(j+1) + "
+             "j/(j+1) · (r+m+u)/j · (r+ε)/(r+m+2ε), ε = 1e-5; summed and divided by R. **Only "
+             "`trec` and `stable` ties**: infAP does not always grow as a relevant item moves "
+             "up, so no order of tied items gives its bounds (see [Ties](#ties))"),
+    Kind(name="rbp", code=KC.M_RBP, family="graded", trec="rbp", trec_prints="param",
+         trec_gains=True, reference="rbp_query", params=(_persistence(0.9),),
+         doc="trec_eval's graded rank-biased precision (Moffat & Zobel 2008): (1 − p) · sum "
+             "of gain · p^(rank−1), the gains divided by the query's largest judged gain when "
+             "it is above 1 (trec_eval 10 scales graded gains into [0, 1]). trec_eval's code "
+             "reads two bounds it never sets (`min` and `max` in `m_rbp.c`), so its rbp "
+             "depends on what the measures computed before it in the same call left behind: "
+             "fastndcg reads them as 0 and the largest gain, which is what trec_eval prints "
+             "for `rbp` alone and within `all_trec` on every real run; beside some other "
+             "measures (`-m G -m rbp`) trec_eval prints other numbers. With [gain "
+             "parameters](#trec-eval-gains) the largest gain is the largest listed one or "
+             "that of a grade up to the query's largest"),
+    Kind(name="g", code=KC.M_G, family="graded", trec="G", trec_prints="param",
+         trec_gains=True, average=False, bounds=False, refusal=_NOT_MONOTONE,
+         reference="g_query",
+         doc="trec_eval's normalised gain: each gain g at rank i over log2(2 + the ideal "
+             "gains to rank i, each at least 1, − the gains to rank i), summed, over the sum "
+             "of the ideal gains. **Only `trec` and `stable` ties**: G does not always grow "
+             "as a higher grade moves up, so no order of tied items gives its bounds (see "
+             "[Ties](#ties))"),
+    Kind(name="ndcg_rel", code=KC.M_NDCG_REL, family="graded", trec="ndcg_rel",
+         trec_prints="param", trec_gains=True, average_negative=False,
+         refusal="its expectation is exact for gains ≥ 0 only: its value is read as 0 when "
+                 "its sum is not above 0, which a negative gain can make it for some "
+                 "orderings and not others",
+         reference="ndcg_rel_query",
+         doc="NDCG at the rank of each item with a gain above 0, the unretrieved ones "
+             "counted at the end of the list, averaged over the positive ideal gains. Every "
+             "tie rule (`average` not with `negative_labels=\"keep\"`, see [Ties](#ties))"),
+    Kind(name="rndcg", code=KC.M_RNDCG, family="graded", trec="Rndcg", trec_prints="param",
+         trec_gains=True, reads=("rel",), reference="rndcg_query",
+         doc="NDCG at each rank where the ideal gain falls (and at the end of the list), "
+             "averaged. Every tie rule"),
+    Kind(name="rbp_bin", code=KC.M_RBP_BIN, family="binary", irm="RBP", reads=("rel",),
+         reference="rbp_bin_query", params=(_persistence(0.8),),
+         doc="binary rank-biased precision (Moffat & Zobel 2008) of the relevant items: "
+             "(1 − p) · sum of p^(rank−1) over them, as cwl_eval computes it for ir_measures "
+             "(cwl stops at rank 1,000; fastndcg goes to the end of the list: the two differ "
+             "by about p^1000). `RBP` needs `rel=` (see [RBP and its residuals](#rbp))"),
+    Kind(name="rbp_residual", code=KC.M_RBP_RESIDUAL, family="binary", reads=("judged",),
+         reference="rbp_residual_query", params=(_persistence(0.8),),
+         doc="cwl_eval's residual of `rbp_bin`: p^n + (1 − p) · sum of p^(rank−1) over the "
+             "unjudged items (a negative grade is judged, read as 0, as ir_measures reads "
+             "it): how far RBP could rise if they and the ranks past the list were relevant",
+         no_relevant="\u2014", short_list="the ranks past the list count, always"),
+    Kind(name="err", code=KC.M_ERR, family="graded", irm="ERR", cutoff="optional",
+         average=False, refusal=_NO_EXACT_EXPECTATION, reference="err_query",
+         doc="expected reciprocal rank (Chapelle et al. 2009) as gdeval computes it: over the "
+             "first k ranks, R / rank × the product of (1 − R) above, R = (2^grade − 1) / "
+             "2^top, grades below 0 read as 0. gdeval's top grade is 4 and it refuses higher "
+             "ones (ir_measures caps them); fastndcg takes top = the query's largest judged "
+             "grade when that is above 4 (so such qrels are scored, not refused or capped). "
+             "The grade is the label under `gain=\"linear\"` or `\"exp2\"` (a gain table is "
+             "not a grade). **Not with `average` ties** (`optimistic`/`pessimistic`: higher "
+             "grades first/last, ERR's largest/smallest value)",
+         short_list="as if k were the list"),
+    Kind(name="unj", code=KC.M_UNJ, family="binary", trec_cut="unj", trec_cutoffs=(5, 10, 20),
+         cutoff="required", reads=("zero",), judgments=True, reference="unj_query",
+         doc="items in the top k not judged with a label ≥ 0 (unjudged, or a negative "
+             "grade) / k",
+         no_relevant="\u2014", short_list="ranks past the list count as judged"),
+    Kind(name="judged", code=KC.M_JUDGED, family="basic", irm="Judged", cutoff="required",
+         reads=("judged",), judgments=True, reference="judged_query",
+         doc="judged items in the top k / min(k, items retrieved) (ir_measures)",
+         no_relevant="\u2014",
+         short_list="divides by the items there are; 0 for an empty list"),
+    Kind(name="f1", code=KC.M_F1, family="binary", ranx="f1", cutoff="optional",
+         reads=("rel",), reference="f1_query",
+         doc="2·P·R / (P + R) of P@k (over k; `f1` without k: over the items retrieved) and "
+             "R@k, as ranx computes it", short_list="P still divides by k"),
+    Kind(name="bpref_ranx", code=KC.M_BPREF_RANX, family="binary", ranx="bpref",
+         reads=("rel", "judged", "judged"), reference="bpref_ranx_query",
+         doc="ranx's bpref (its `bpref` with `preset=\"ranx\"`): bpref's terms with every "
+             "judged item labelled below rel non-relevant (negative grades too); NaN when a "
+             "relevant item is retrieved and no judged document is non-relevant (ranx's 0 / 0)",
+         short_list="unretrieved relevant documents add 0 but count in R"),
 ]}
 
 _BY_TREC = {}
@@ -297,7 +471,7 @@ def column_name(kind: str, cutoff: int | None, rel: int = 1, params: tuple | Non
     name = kind if cutoff is None else f"{kind}@{cutoff}"
     parts = []
     if params is not None and (k.each or tuple(params[:len(k.params)]) != tuple(k.defaults)):
-        parts += [f"{key}={number(v)}" for key, v in zip(k.params, params)]
+        parts += [f"{key}={number(v)}" for key, v in zip(k.param_names, params)]
     if k.binary and rel != 1:
         parts.append(f"rel={rel}")
     return name + (f"({','.join(parts)})" if parts else "")
@@ -311,7 +485,7 @@ def examples() -> list[str]:
     True
     """
     return [k.name + ("@10" if k.cutoff == "required" else "")
-            + (f"({k.params[0]}={number(k.defaults[0])})" if k.each else "")
+            + (f"({k.params[0].name}={number(k.defaults[0])})" if k.each else "")
             for k in REGISTRY.values() if not k.judgments and k.average]
 
 
@@ -597,12 +771,12 @@ def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
     """``(key=value, ...)`` at the cursor, into ``got`` (cutoff, rel, dcg, gains, and
     the kind's number parameters)."""
     allowed = ["cutoff"] + (["rel"] if kind.binary else []) + (
-        ["dcg", "gains"] if kind.name == "ndcg" else []) + list(kind.params)
+        ["dcg", "gains"] if kind.name == "ndcg" else []) + list(kind.param_names)
     example = {"ndcg": f"{name}(dcg='exp-log2')@10", "judged": f"{name}@10"}.get(
         kind.name, (f"{name}(rel=2)" if kind.binary else name)
         + ("@10" if kind.cutoff != "none" else ""))
     if kind.params:
-        example = f"{name}({kind.params[0]}={number(kind.defaults[0])})"
+        example = f"{name}({kind.params[0].name}={number(kind.defaults[0])})"
     fix = f"write {name}(name=value, ...), e.g. {example}"
     r.accept("(")
     seen: dict = {}
@@ -631,8 +805,9 @@ def _params(r: _Reader, kind: Kind, name: str, got: dict) -> None:
         elif key == "rel":
             got["rel"] = _whole(r, "rel", 0, MAX_REL, f"write a threshold from 0 to {MAX_REL}, "
                                                       f"e.g. {name}(rel=2)")
-        elif key in kind.params:
-            got[key] = check_param(kind, key, _number(r, key, fix), r.spec)
+        elif key in kind.param_names:
+            got[key] = check_param(kind, key, kind.param(key).type(_number(r, key, fix)),
+                                   r.spec)
         elif key == "dcg":
             start = r.pos
             if r.peek() not in ("'", '"'):
@@ -668,29 +843,30 @@ def _suggest(name: str) -> str:
 def _trec_numbers(spec: str, kind: Kind, name: str, at: int) -> list:
     """The comma-separated numbers of trec_eval's ``name.X,Y`` from ``at`` (trec_eval
     reads them with atof; here each must be a whole decimal number)."""
-    example = {"mult": f"{name}.0.5,1.0", "recall": f"{name}.0.1,0.5", "beta": f"{name}.0.5",
-               "a": f"{name}.1,-1,0,0", "p": f"{name}.p=0.8"}[kind.params[0]]
+    first = kind.params[0]
+    example = f"{name}.{first.trec_example or number(kind.defaults[0])}"
     text = spec[at:]
     if not text:
         raise _error(spec, f"no value after {name}.", f"write {example}")
-    if "=" not in text and kind.params == ("p",):  # trec_eval reads rbp_resid's p as a pair
+    if "=" not in text and kind.param_names == ("p",):  # trec_eval reads rbp_resid's p as a pair
         raise _error(spec, f"trec_eval reads {name}'s parameters as name=value pairs (it "
                            f"stops on 'malformed pair parameters')", f"write {example}")
     if "=" in text:  # trec_eval's name=value pairs (rbp_resid.p=0.8)
-        got = dict(kind.defaults and zip(kind.params, kind.defaults))
+        got = dict(kind.defaults and zip(kind.param_names, kind.defaults))
         for piece in text.split(","):
             key, _, value = piece.partition("=")
-            if key not in kind.params or not _NUMBER.fullmatch(value) \
+            if key not in kind.param_names or not _NUMBER.fullmatch(value) \
                     or not math.isfinite(float(value)):
-                raise _error(spec, f"{_shown(piece)} is not {' or '.join(kind.params)}=NUMBER",
-                             f"write {name}.{kind.params[0]}={number(kind.defaults[0])}")
+                raise _error(spec, f"{_shown(piece)} is not "
+                                   f"{' or '.join(kind.param_names)}=NUMBER",
+                             f"write {name}.{first.name}={number(kind.defaults[0])}")
             got[key] = check_param(kind, key, float(value), spec)
-        return [got[k] for k in kind.params]
+        return [got[k] for k in kind.param_names]
     values = []
     for i, piece in enumerate(text.split(",")):
         if not _NUMBER.fullmatch(piece) or not math.isfinite(float(piece)):
             raise _error(spec, f"{_shown(piece)} is not a number", f"write {example}")
-        key = kind.params[0] if kind.each else kind.params[min(i, len(kind.params) - 1)]
+        key = kind.params[0 if kind.each else min(i, len(kind.params) - 1)].name
         values.append(check_param(kind, key, float(piece), spec))
     return values
 
@@ -724,15 +900,17 @@ def _trec_gains(spec: str, kind: Kind, name: str, at: int):
                                "space ends a measure name)", fix)
         if not eq or not key or not value:
             raise _error(spec, f"{_shown(piece)} is not GRADE=GAIN"
-                               + (f" or {kind.params[0]}=NUMBER" if kind.params else ""), fix)
-        if key in kind.params:
+                               + (f" or {kind.params[0].name}=NUMBER" if kind.params else ""),
+                         fix)
+        if key in kind.param_names:
             if key in got:
                 raise _error(spec, f"{key} is given twice", f"give it once, e.g. {example}")
             got[key] = check_param(kind, key, _trec_value(spec, piece, value, fix), spec)
             continue
         if not _VALID_INT.fullmatch(key):
             raise _error(spec, f"{_shown(key)} is not a grade (a whole number)"
-                               + (f" nor {kind.params[0]}" if kind.params else ""), fix)
+                               + (f" nor {kind.params[0].name}" if kind.params else ""),
+                         fix)
         grade = int(key)
         if grade < 0:
             raise _error(spec, f"a gain for grade {grade}: trec_eval gives grade -1's gain to "
@@ -759,7 +937,7 @@ def _trec_gains(spec: str, kind: Kind, name: str, at: int):
                                f"which fastndcg does not tell apart by gain",
                          "leave grade 0 at gain 0")
         gains[grade] = gain
-    params = tuple(got.get(p, d) for p, d in zip(kind.params, kind.defaults))
+    params = tuple(got.get(p, d) for p, d in zip(kind.param_names, kind.defaults))
     if not gains:
         return params, None
     pairs = sorted(gains.items())
@@ -786,31 +964,20 @@ def _close(spec: str, grade: int, gain: float, other: str) -> ValueError:
                   "give gains that are equal or at least 1 apart")
 
 
-# the values a number parameter may take: (low, high, low included, high included)
-_PARAM_RANGES = {
-    "p": (0.0, 1.0, False, False, "a persistence (the chance of reading on), above 0 and "
-                                  "below 1", "0.8"),
-    "recall": (0.0, 1.0, True, True, "a recall level from 0 to 1", "0.5"),
-    "mult": (0.0, math.inf, True, False, "a multiple of R, 0 or more", "0.5"),
-    "beta": (0.0, math.inf, True, False, "a weight of recall against precision, 0 or more",
-             "1"),
-    "n": (0.0, math.inf, True, False, "a count of documents, 0 or more", "1000"),
-}
-
-
 def check_param(kind: Kind, key: str, value: float, spec: str) -> float:
     """The one check of a measure's number parameter ``key`` (of any name form:
     ``RBP(p=0.8)``, ``rbp.p=0.8``, ``IPrec@0.5``, ``iprec_at_recall.0.5``): a value
-    in its range (:data:`_PARAM_RANGES`), else ``ValueError`` naming the measure
+    in its range (:attr:`Param.range`), else ``ValueError`` naming the measure
     ``spec``, the value and what to write."""
-    if key not in _PARAM_RANGES:
+    param = next((p for p in kind.params if p.name == key), None)
+    if param is None or param.range is None:
         return value
-    lo, hi, lo_in, hi_in, what, example = _PARAM_RANGES[key]
+    lo, hi, lo_in, hi_in = param.range
     inside = (lo <= value if lo_in else lo < value) and (value <= hi if hi_in else value < hi)
     if not inside:
         owner = kind.trec or kind.trec_cut or kind.irm or kind.name
-        raise _error(spec, f"{key} {number(value)} is out of range: {owner}'s {key} is {what}",
-                     f"give {key} in that range, e.g. {example}")
+        raise _error(spec, f"{key} {number(value)} is out of range: {owner}'s {key} is "
+                           f"{param.doc}", f"give {key} in that range, e.g. {param.example}")
     return value
 
 
@@ -847,10 +1014,10 @@ def _trec(spec: str):
                 if x == y:
                     raise _error(spec, f"{name} lists {number(x)} twice", "give each value once")
             return kind, [(None, (v,)) for v in values], None
-        wanted = len(kind.defaults) - (kind.name == "utility")  # utility's n comes from -N
+        wanted = sum(p.in_trec_name for p in kind.params)  # utility's n comes from -N
         if len(values) != wanted:
             raise _error(spec, f"{name} takes {wanted} value{'s' if wanted > 1 else ''} "
-                               f"({', '.join(kind.params[:wanted])}), got {len(values)}",
+                               f"({', '.join(kind.param_names[:wanted])}), got {len(values)}",
                          f"write {name}.{','.join(number(v) for v in kind.defaults[:wanted])}")
         values += list(kind.defaults[len(values):])
         return kind, [(None, None if tuple(values) == kind.defaults else tuple(values))], None
@@ -907,11 +1074,11 @@ def _irm(spec: str):
     at = None
     if r.accept("@"):
         if kind.each:  # IPrec@0.1: the number parameter
-            if kind.params[0] in got:
-                raise r.error(f"{kind.params[0]} is given twice", f"give it once: {name}@0.1")
-            got[kind.params[0]] = check_param(kind, kind.params[0],
-                                              _number(r, kind.params[0], f"e.g. {name}@0.1"),
-                                              r.spec)
+            first = kind.params[0]
+            if first.name in got:
+                raise r.error(f"{first.name} is given twice", f"give it once: {name}@0.1")
+            got[first.name] = check_param(
+                kind, first.name, first.type(_number(r, first.name, f"e.g. {name}@0.1")), r.spec)
         else:
             at = _cutoff(r, f"{name}@10")
     if r.peek() == "(":
@@ -949,12 +1116,13 @@ def _irm(spec: str):
         gain = got["gains"] if got["gains"] is not None else _IRM_DCG[got["dcg"]]
     params = None
     if kind.each:
-        if kind.params[0] not in got:
-            raise r.error(f"{name} needs {kind.params[0]}", f"write e.g. {name}@0.1 or "
-                                                            f"{name}({kind.params[0]}=0.1)")
-        params = (got[kind.params[0]],)
+        first = kind.params[0].name
+        if first not in got:
+            raise r.error(f"{name} needs {first}", f"write e.g. {name}@0.1 or "
+                                                   f"{name}({first}=0.1)")
+        params = (got[first],)
     elif kind.params:
-        values = tuple(got.get(p, d) for p, d in zip(kind.params, kind.defaults))
+        values = tuple(got.get(p, d) for p, d in zip(kind.param_names, kind.defaults))
         params = None if values == kind.defaults else values
     return kind, cutoff, got["rel"], gain, params
 
@@ -1096,11 +1264,9 @@ def parse(measures, rel: int | None = None, ranx: bool = False) -> Parsed:
 class Layout:
     """How a list of binary measures reaches the kernels: the flag bits (one per
     relevance threshold, then one for "judged" if a measure reads it) and, per
-    measure, its code, cutoff (-1: none) and three bits: the one it reads, a second
-    (bpref, num_nonrel_judged_ret, infAP: the bit at threshold 0, judged items with a
-    label >= 0, which tells judged non-relevant items from unjudged ones; others:
-    the first again) and a third (infAP: the judged bit, which tells the pool's
-    unlabelled items from those outside it; others: the first again)."""
+    measure, its code, cutoff (-1: none), the three bits it reads (its row's
+    :attr:`Kind.reads`: the bit at its threshold, at threshold 0 or the judged bit;
+    bit 0 for a measure that reads none), its parameters and its kernel family."""
     rels: tuple            # the threshold of flag bit b, for b < len(rels)
     judged_bit: int        # the bit saying "judged" (-1: none)
     codes: tuple
@@ -1114,20 +1280,6 @@ class Layout:
         return len(self.rels) + (self.judged_bit >= 0)
 
 
-# measures that tell judged non-relevant items (labels 0..rel-1) from unjudged ones:
-# they read a second bit at threshold 0 (unj reads only that one)
-_READS_ZERO = (KC.M_BPREF, KC.M_NUM_NONREL_JUDGED_RET, KC.M_UNJ, KC.M_RBP_RESID)
-_ONLY_ZERO = (KC.M_UNJ, KC.M_RBP_RESID)  # read the bit at threshold 0 alone
-_READS_JUDGED = (KC.M_INFAP, KC.M_RBP_RESIDUAL, KC.M_BPREF_RANX)  # read the judged bit
-#                                                                   (any grade)
-
-
-# measures whose expectation over the orderings of tied items is exact for gains >= 0
-# only: ndcg_rel's mean is read as 0 when its sum is not above 0, which a negative
-# gain can make it for some orderings and not others
-_AVERAGE_NEEDS_GAINS_AT_LEAST_0 = ("ndcg_rel",)
-
-
 def check_ties(others: list, ties: str, rel: int = 1, negative_labels: str = "error") -> None:
     """Refuse ties="average" for a measure whose expectation over the orderings of
     tied items fastndcg does not compute exactly (ndcg_rel's with negative labels
@@ -1135,8 +1287,7 @@ def check_ties(others: list, ties: str, rel: int = 1, negative_labels: str = "er
     order of the tied items gives."""
     for m in others:
         kind = REGISTRY[m.kind]
-        if (ties == "average" and negative_labels == "keep"
-                and m.kind in _AVERAGE_NEEDS_GAINS_AT_LEAST_0):
+        if ties == "average" and negative_labels == "keep" and not kind.average_negative:
             raise ValueError(
                 f"measure {m.column(rel)!r} is not offered with ties='average' and "
                 f"negative_labels='keep': its expected value over the orderings of tied "
@@ -1169,13 +1320,12 @@ def layout(others: list, rel: int, trec9: bool = False) -> Layout:
     0.9), not round(recall x R)."""
     rels: list = []
     codes, cutoffs, bits, params = [], [], [], []
-    judged = any((REGISTRY[m.kind].judgments and REGISTRY[m.kind].code != KC.M_UNJ)
-                 or REGISTRY[m.kind].code in _READS_JUDGED for m in others)
-    for m in others:
-        kind = REGISTRY[m.kind]
+    kinds = [REGISTRY[m.kind] for m in others]
+    judged = any("judged" in kind.reads for kind in kinds)
+    for m, kind in zip(others, kinds):
         r = m.rel if m.rel is not None else rel
-        wanted = (r,) if kind.binary else ()
-        for t in wanted + ((0,) if kind.code in _READS_ZERO + (KC.M_INFAP,) else ()):
+        wanted = ((r,) if "rel" in kind.reads else ()) + ((0,) if "zero" in kind.reads else ())
+        for t in wanted:
             if t not in rels:
                 rels.append(t)
     rels.sort()
@@ -1183,23 +1333,15 @@ def layout(others: list, rel: int, trec9: bool = False) -> Layout:
     if len(rels) + judged > 8:
         raise ValueError(f"at most 8 relevance thresholds in one evaluation, got "
                          f"{len(rels)} ({rels}); evaluate them in separate calls")
-    for m in others:
-        kind = REGISTRY[m.kind]
+    at = {"zero": rels.index(0) if 0 in rels else -1, "judged": judged_bit}
+    for m, kind in zip(others, kinds):
         r = m.rel if m.rel is not None else rel
         codes.append(_TREC9.get(kind.code, kind.code) if trec9 else kind.code)
         cutoffs.append(-1 if m.cutoff is None else m.cutoff)
-        zero = rels.index(0) if kind.code in _READS_ZERO + (KC.M_INFAP,) else -1
-        b = (zero if kind.code in _ONLY_ZERO
-             else judged_bit if kind.judgments or kind.code == KC.M_RBP_RESIDUAL
-             else rels.index(r) if kind.binary else 0)
-        if kind.code == KC.M_BPREF_RANX:  # relevant, and judged at all (N: judged - R)
-            bits.append((b, judged_bit, judged_bit))
-        else:
-            bits.append((b, zero if zero >= 0 else b,
-                         judged_bit if kind.code == KC.M_INFAP else b))
+        read = [rels.index(r) if bit == "rel" else at[bit] for bit in kind.reads] or [0]
+        bits.append(tuple(read + read[:1] * (3 - len(read))))
         params.append(tuple(m.values))
-    families = tuple(KC.F_GRADED if c >= KC.GRADED_FIRST else
-                     KC.F_BINARY if c > KC.BASIC_LAST else KC.F_BASIC for c in codes)
+    families = tuple(FAMILIES[kind.family] for kind in kinds)
     return Layout(tuple(rels), judged_bit, tuple(codes), tuple(cutoffs), tuple(bits),
                   tuple(params), families)
 

@@ -40,6 +40,7 @@ A query has items with scores ``s`` and labels ``r``.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Iterable, Sequence
 
@@ -417,24 +418,20 @@ def bucket_signflip(dsums: Sequence, n_resamples: int, seed: int) -> list:
 #                  with 0-based start rank a, size s, c relevant members and C
 #                  relevant items in earlier groups; see each measure.
 
-BINARY_MEASURES = ("ap", "rr", "p", "r", "success", "rprec", "judged",
-                   "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-                   "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-                   "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "unj",
-                   "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
-                   "rbp_bin", "rbp_residual", "num_q", "f1", "bpref_ranx")
-_K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-           "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-           "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid",
-           "infap", "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q",
-           "bpref_ranx")
-# measures whose ties="average" is refused (no exact expectation is computed)
-NO_AVERAGE = ("iprec", "11pt_avg", "infap", "g", "err")
-# measures whose ties="optimistic"/"pessimistic" are refused (no order gives their bounds)
-NO_BOUNDS = ("infap", "g")
-# measures whose ties="average" is exact for gains >= 0 only (refused with negative
-# labels kept as they are)
-NO_AVERAGE_NEGATIVE = ("ndcg_rel",)
+# measure name -> (the function that defines it, whether it reads a cutoff), as
+# ``@_measure`` marks them, in the order defined
+_DEFINES: dict = {}
+
+
+def _measure(*names: str, cutoff: bool = True):
+    """Mark the decorated function as the definition of the measures ``names``
+    (what :func:`measure_query` and :func:`measure` dispatch by); ``cutoff=False``:
+    they read the whole list, even where the function takes a ``k``."""
+    def mark(function):
+        for name in names:
+            _DEFINES[name] = (function, cutoff and "k" in inspect.signature(function).parameters)
+        return function
+    return mark
 
 
 class _Query:
@@ -510,6 +507,7 @@ class _Query:
         return total
 
 
+@_measure("p")
 def precision_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
                     judged=None, doc_ids=None, nan_scores="error") -> float:
     """P@k (trec_eval ``P_k``): relevant items in the top k, divided by k.
@@ -529,6 +527,7 @@ def precision_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None
     return q.hits(q.relevant, q.cut) / denominator if denominator else 0.0
 
 
+@_measure("r")
 def recall_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
                  judged=None, doc_ids=None, nan_scores="error") -> float:
     """R@k (trec_eval ``recall_k``): relevant items in the top k, divided by R.
@@ -546,6 +545,7 @@ def recall_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
     return q.hits(q.relevant, q.cut) / q.R if q.R else 0.0
 
 
+@_measure("success")
 def success_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
                   judged=None, doc_ids=None, nan_scores="error") -> float:
     """Success@k: 1.0 when a relevant item is in the top k, else 0.0 (also for an
@@ -577,6 +577,7 @@ def success_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
     return 0.0
 
 
+@_measure("rr")
 def rr_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
              judged=None, doc_ids=None, nan_scores="error") -> float:
     """RR@k (trec_eval ``recip_rank``, MS MARCO's MRR@k): 1 / (rank of the first
@@ -609,6 +610,8 @@ def rr_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
     return 0.0
 
 
+@_measure("gm_map", cutoff=False)
+@_measure("ap")
 def ap_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
              judged=None, doc_ids=None, nan_scores="error") -> float:
     """AP@k (trec_eval ``map``, ``map_cut_k``): the sum over the relevant items at
@@ -651,6 +654,7 @@ def ap_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
     return total / q.R
 
 
+@_measure("rprec")
 def rprec_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error") -> float:
     """R-precision (trec_eval ``Rprec``): relevant items in the top R, divided by R
@@ -666,6 +670,7 @@ def rprec_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
     return q.hits(q.relevant, min(q.R, q.n)) / q.R if q.R else 0.0
 
 
+@_measure("judged")
 def judged_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
                  judged=None, doc_ids=None, nan_scores="error") -> float:
     """Judged@k (ir_measures ``Judged@k``): judged items in the top k, divided by
@@ -683,6 +688,7 @@ def judged_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
     return q.hits(q.judged, q.cut) / q.cut if q.cut else 0.0
 
 
+@_measure("num_q")
 def num_q_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error") -> float:
     """num_q (trec_eval ``num_q``, ir_measures ``NumQ``): 1 for every query scored, so
@@ -692,12 +698,14 @@ def num_q_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
     return 1.0
 
 
+@_measure("num_ret")
 def num_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                   doc_ids=None, nan_scores="error") -> float:
     """num_ret: n, the number of retrieved items (judged or not), as a float."""
     return float(_Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores).n)
 
 
+@_measure("num_rel")
 def num_rel_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                   doc_ids=None, nan_scores="error") -> float:
     """num_rel: R, the relevant documents of the query (``n_rel`` in qrels mode, else
@@ -705,6 +713,7 @@ def num_rel_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=N
     return float(_Query(scores, labels, None, rel, ties, n_rel, judged, doc_ids, nan_scores).R)
 
 
+@_measure("num_rel_ret")
 def num_rel_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
                       judged=None, doc_ids=None, nan_scores="error") -> float:
     """num_rel_ret: the relevant items of the list, as a float."""
@@ -712,6 +721,7 @@ def num_rel_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
                         nan_scores).n_rel_ret)
 
 
+@_measure("bpref", "gm_bpref")
 def bpref_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error", n_nonrel=None) -> float:
     """bpref (trec_eval ``bpref``, Buckley & Voorhees, SIGIR 2004): for each relevant
@@ -770,6 +780,7 @@ def _bpref_sum(q, nonrel, n_non) -> float:
     return total
 
 
+@_measure("bpref_ranx")
 def bpref_ranx_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                      doc_ids=None, nan_scores="error", n_judged=None) -> float:
     """ranx's bpref (``bpref`` in ranx): bpref's terms (:func:`bpref_query`), where a
@@ -802,6 +813,7 @@ def bpref_ranx_query(scores, labels, *, rel=1, ties="average", n_rel=None, judge
     return _bpref_sum(q, nonrel, n_non) / q.R
 
 
+@_measure("f1")
 def f1_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
              doc_ids=None, nan_scores="error") -> float:
     """ranx's f1@k: 2 P R / (P + R) of P@k (relevant items in the top k over k; with
@@ -824,6 +836,7 @@ def f1_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judge
     return 2 * ((p * r) / (p + r))
 
 
+@_measure("num_nonrel_judged_ret")
 def num_nonrel_judged_ret_query(scores, labels, *, rel=1, ties="average", n_rel=None,
                                 judged=None, doc_ids=None, nan_scores="error") -> float:
     """num_nonrel_judged_ret (trec_eval): the judged non-relevant items retrieved,
@@ -846,6 +859,7 @@ def _set_counts(scores, labels, rel, ties, n_rel, judged, doc_ids, nan_scores):
     return q.n, q.n_rel_ret, q.R
 
 
+@_measure("set_p")
 def set_p_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error") -> float:
     """set_P (trec_eval ``set_P``, ir_measures ``SetP``): relevant items retrieved /
@@ -859,6 +873,7 @@ def set_p_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=Non
     return found / n if n else 0.0
 
 
+@_measure("set_recall")
 def set_recall_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                      doc_ids=None, nan_scores="error") -> float:
     """set_recall (``set_recall``, ``SetR``): relevant items retrieved / R; 0 when R is 0.
@@ -871,6 +886,7 @@ def set_recall_query(scores, labels, *, rel=1, ties="average", n_rel=None, judge
     return found / R if R else 0.0
 
 
+@_measure("set_relative_p")
 def set_relative_p_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                          doc_ids=None, nan_scores="error") -> float:
     """set_relative_P (``set_relative_P``, ``SetRelP``): relevant items retrieved /
@@ -884,6 +900,7 @@ def set_relative_p_query(scores, labels, *, rel=1, ties="average", n_rel=None, j
     return found / min(n, R) if n and R else 0.0
 
 
+@_measure("set_map")
 def set_map_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                   doc_ids=None, nan_scores="error") -> float:
     """set_map (``set_map``, ``SetAP``): (relevant items retrieved)^2 / (items retrieved
@@ -897,6 +914,7 @@ def set_map_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=N
     return found * found / (n * R) if n and R else 0.0
 
 
+@_measure("relative_p")
 def relative_p_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
                      judged=None, doc_ids=None, nan_scores="error") -> float:
     """relative_P@k (trec_eval ``relative_P``): relevant items in the top k, divided
@@ -912,6 +930,7 @@ def relative_p_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=Non
     return q.hits(q.relevant, q.cut) / min(k, q.R) if q.R and k else 0.0
 
 
+@_measure("rprec_mult")
 def rprec_mult_query(scores, labels, *, mult=1.0, rel=1, ties="average", n_rel=None,
                      judged=None, doc_ids=None, nan_scores="error") -> float:
     """Rprec_mult (trec_eval ``Rprec_mult_X``): precision at rank d = int(mult x R +
@@ -963,6 +982,7 @@ def _iprec_rank(recall: float, n_rel: int, trec9: bool) -> int:
     return int(recall * n_rel + 0.9) if trec9 else _lround(recall * n_rel)
 
 
+@_measure("iprec")
 def iprec_query(scores, labels, *, recall=0.0, rel=1, ties="average", n_rel=None,
                 judged=None, doc_ids=None, nan_scores="error", trec9=False) -> float:
     """iprec_at_recall (trec_eval ``iprec_at_recall_X``, ir_measures ``IPrec@X``):
@@ -982,6 +1002,7 @@ def iprec_query(scores, labels, *, recall=0.0, rel=1, ties="average", n_rel=None
     return _iprec_at(q, _iprec_rank(recall, q.R, trec9)) if q.R else 0.0
 
 
+@_measure("11pt_avg")
 def iprec_11pt_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                      doc_ids=None, nan_scores="error", trec9=False) -> float:
     """11pt_avg (trec_eval): the mean of iprec at recall 0.0, 0.1, ..., 1.0 (see
@@ -999,6 +1020,7 @@ def iprec_11pt_query(scores, labels, *, rel=1, ties="average", n_rel=None, judge
                      for level in range(11)) / 11
 
 
+@_measure("set_f")
 def set_f_query(scores, labels, *, beta=1.0, rel=1, ties="average", n_rel=None,
                 judged=None, doc_ids=None, nan_scores="error") -> float:
     """set_F (trec_eval ``set_F``, ir_measures ``SetF``): (1 + beta) P R / (beta P +
@@ -1016,6 +1038,7 @@ def set_f_query(scores, labels, *, beta=1.0, rel=1, ties="average", n_rel=None,
     return (beta + 1.0) * p * r / (beta * p + r)
 
 
+@_measure("utility")
 def utility_query(scores, labels, *, a=1.0, b=-1.0, c=0.0, d=0.0, n_docs=0, rel=1,
                   ties="average", n_rel=None, judged=None, doc_ids=None,
                   nan_scores="error") -> float:
@@ -1031,6 +1054,7 @@ def utility_query(scores, labels, *, a=1.0, b=-1.0, c=0.0, d=0.0, n_docs=0, rel=
     return a * found + b * (n - found) + c * (R - found) + d * (n_docs + found - n - R)
 
 
+@_measure("unj")
 def unj_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
               doc_ids=None, nan_scores="error") -> float:
     """unj@k (trec_eval ``unj_k``): items in the top k that are not judged with a
@@ -1052,6 +1076,7 @@ def unj_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judg
     return q.hits(unjudged, q.cut) / k if k else 0.0
 
 
+@_measure("bing")
 def bing_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None,
                doc_ids=None, nan_scores="error") -> float:
     """binG (trec_eval ``binG``): over the relevant items, 1 / log2(2 + the
@@ -1086,6 +1111,7 @@ def bing_query(scores, labels, *, rel=1, ties="average", n_rel=None, judged=None
     return total / q.R
 
 
+@_measure("rbp_bin")
 def rbp_bin_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=None,
                   judged=None, doc_ids=None, nan_scores="error") -> float:
     """RBP (ir_measures ``RBP(rel=r, p=...)``, cwl_eval; Moffat & Zobel 2008) of the
@@ -1115,6 +1141,7 @@ def _rank_mass(q, flags, p: float) -> float:
     return math.fsum(mass)
 
 
+@_measure("rbp_residual")
 def rbp_residual_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=None,
                        judged=None, doc_ids=None, nan_scores="error") -> float:
     """RBP's residual (Moffat & Zobel 2008; cwl_eval's, to rank 1,000): how far RBP
@@ -1133,6 +1160,7 @@ def rbp_residual_query(scores, labels, *, p=0.8, rel=1, ties="average", n_rel=No
     return p ** q.n + (1 - p) * _rank_mass(q, unjudged, p)
 
 
+@_measure("rbp_resid")
 def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
                     judged=None, doc_ids=None, nan_scores="error") -> float:
     """rbp_resid (trec_eval ``rbp_resid``): how far rank-biased precision with
@@ -1157,6 +1185,7 @@ def rbp_resid_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None,
 INFAP_EPSILON = 0.00001  # trec_eval's
 
 
+@_measure("infap")
 def infap_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error") -> float:
     """infAP (trec_eval ``infAP``, ir_measures ``infAP``; Yilmaz & Aslam, CIKM 2006):
@@ -1217,6 +1246,7 @@ def _ideal_gains(q, labels, ideal_labels, negative_labels="keep") -> list:
     return sorted((float(_clean_label(x, negative_labels)) for x in ideal_labels), reverse=True)
 
 
+@_measure("rbp")
 def rbp_query(scores, labels, *, p=0.9, rel=1, ties="average", n_rel=None, judged=None,
               doc_ids=None, nan_scores="error", ideal_labels=None,
               negative_labels="keep") -> float:
@@ -1242,6 +1272,7 @@ def _strict(q, name):
         raise ValueError(f"{name} is not offered with ties={q.ties!r}")
 
 
+@_measure("g")
 def g_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None, doc_ids=None,
             nan_scores="error", ideal_labels=None, negative_labels="keep") -> float:
     """G (trec_eval ``G``): the gain g at rank i, over log2(2 + (the ideal gains of
@@ -1268,6 +1299,7 @@ def g_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None, doc_
     return total / positive if positive > 0 else 0.0
 
 
+@_measure("ndcg_rel")
 def ndcg_rel_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
                    doc_ids=None, nan_scores="error", ideal_labels=None,
               negative_labels="keep") -> float:
@@ -1381,6 +1413,7 @@ def over_orderings(measure, scores, labels, *, how: str = "mean", limit: int = 4
     raise ValueError(f"how must be 'mean', 'max' or 'min', got {how!r}")
 
 
+@_measure("rndcg")
 def rndcg_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
                 doc_ids=None, nan_scores="error", ideal_labels=None,
               negative_labels="keep") -> float:
@@ -1418,6 +1451,7 @@ def rndcg_query(scores, labels, *, rel=1, ties="trec", n_rel=None, judged=None,
     return math.fsum(values) / len(values) if values else -math.nan
 
 
+@_measure("err")
 def err_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
               doc_ids=None, nan_scores="error", ideal_labels=None,
               negative_labels="keep") -> float:
@@ -1445,21 +1479,8 @@ def err_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judg
     return total
 
 
-_MEASURE_QUERY = {
-    "ap": ap_query, "rr": rr_query, "p": precision_query, "r": recall_query,
-    "success": success_query, "rprec": rprec_query, "judged": judged_query,
-    "num_ret": num_ret_query, "num_rel": num_rel_query, "num_rel_ret": num_rel_ret_query,
-    "bpref": bpref_query, "set_p": set_p_query, "set_recall": set_recall_query,
-    "set_relative_p": set_relative_p_query, "set_map": set_map_query,
-    "num_nonrel_judged_ret": num_nonrel_judged_ret_query,
-    "gm_map": ap_query, "gm_bpref": bpref_query, "relative_p": relative_p_query,
-    "rprec_mult": rprec_mult_query, "iprec": iprec_query, "11pt_avg": iprec_11pt_query,
-    "set_f": set_f_query, "utility": utility_query, "unj": unj_query,
-    "bing": bing_query, "rbp_resid": rbp_resid_query, "infap": infap_query,
-    "rbp": rbp_query, "g": g_query, "ndcg_rel": ndcg_rel_query, "rndcg": rndcg_query,
-    "err": err_query, "rbp_bin": rbp_bin_query, "rbp_residual": rbp_residual_query,
-    "num_q": num_q_query, "f1": f1_query, "bpref_ranx": bpref_ranx_query,
-}
+# the measures defined above, in the order defined
+BINARY_MEASURES = tuple(_DEFINES)
 
 
 def measure_query(kind: str, scores, labels, k=None, **options) -> float:
@@ -1472,11 +1493,12 @@ def measure_query(kind: str, scores, labels, k=None, **options) -> float:
     >>> reference.measure_query("num_rel", [0.9, 0.8, 0.7], [2, 0, 1], n_rel=5)
     5.0
     """
-    if kind not in _MEASURE_QUERY:
+    if kind not in _DEFINES:
         raise ValueError(f"unknown measure {kind!r}; expected one of {BINARY_MEASURES}")
-    if kind in _K_FREE:
-        return _MEASURE_QUERY[kind](scores, labels, **options)
-    return _MEASURE_QUERY[kind](scores, labels, k, **options)
+    function, cutoff = _DEFINES[kind]
+    if not cutoff:
+        return function(scores, labels, **options)
+    return function(scores, labels, k, **options)
 
 
 def measure(kind: str, scores, labels, offsets=None, *, query_ids=None, k=None, rel=1,
@@ -1490,8 +1512,8 @@ def measure(kind: str, scores, labels, offsets=None, *, query_ids=None, k=None, 
     >>> reference.measure("ap", [0.9, 0.8, 0.7, 0.5], [1, 0, 2, 0], [0, 3, 4])
     [0.8333333333333333, 0.0]
     """
-    if kind not in _MEASURE_QUERY:
+    if kind not in _DEFINES:
         raise ValueError(f"unknown measure {kind!r}; expected one of {BINARY_MEASURES}")
     return _batch(lambda s, r, cut: measure_query(
         kind, s, r, cut, rel=rel, ties=ties, nan_scores=nan_scores),
-        scores, labels, offsets, query_ids, None if kind in _K_FREE else k)
+        scores, labels, offsets, query_ids, k if _DEFINES[kind][1] else None)

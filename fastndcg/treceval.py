@@ -57,32 +57,45 @@ from typing import Sequence
 
 import numpy as np
 
+from .measures import REGISTRY
+
 __all__ = ["main", "TABLE", "NICKNAMES"]
 
-# trec_eval 10's measure table (measures.c), in its order: name -> how it is printed.
-#   long: a count per query and its sum; mean: a value per query and its mean;
-#   gm: the geometric mean, on the all line only; cut: one line per cutoff (name_K);
-#   level: one line per number parameter (name_%3.2f); param: one line, the
-#   parameters as given appended (name_PARAMS); runid, num_q: the all line only;
-#   relstring: the per-query lines only, the labels of the first ranks as text.
-#   None: a measure fastndcg does not compute.
-TABLE: dict[str, str | None] = {
-    "runid": "runid", "num_q": "num_q", "num_ret": "long", "num_rel": "long",
-    "num_rel_ret": "long", "map": "mean", "gm_map": "gm", "Rprec": "mean", "bpref": "mean",
-    "recip_rank": "mean", "iprec_at_recall": "level", "P": "cut", "relstring": "relstring",
-    "recall": "cut", "infAP": "mean", "gm_bpref": "gm", "Rprec_mult": "level",
-    "utility": "param", "11pt_avg": "param", "binG": "mean", "G": "param", "dcg": None,
-    "ideal_dcg": None, "ndcg": "param", "ndcg_rel": "param", "Rndcg": "param", "ndcg_cut": "cut",
-    "map_cut": "cut", "relative_P": "cut", "success": "cut", "set_P": "mean",
-    "set_relative_P": "mean", "set_recall": "mean", "set_map": "mean", "set_F": "param",
-    "num_nonrel_judged_ret": "long", "prefs_num_prefs_poss": None,
-    "prefs_num_prefs_ful": None, "prefs_num_prefs_ful_ret": None, "prefs_simp": None,
-    "prefs_pair": None, "prefs_avgjg": None, "prefs_avgjg_Rnonrel": None,
-    "prefs_simp_ret": None, "prefs_pair_ret": None, "prefs_avgjg_ret": None,
-    "prefs_avgjg_Rnonrel_ret": None, "prefs_simp_imp": None, "prefs_pair_imp": None,
-    "prefs_avgjg_imp": None, "map_avgjg": None, "P_avgjg": None, "Rprec_mult_avgjg": None,
-    "yaap": None, "rbp": "param", "rbp_resid": "param", "unj": "cut",
-}
+# trec_eval 10's measure table (measures.c): every name it has, in its order, the order
+# of the printed lines
+MEASURES_C = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
+    "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+    "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
+    "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid",
+    "unj",
+)
+# the lines this module writes itself, not measures of evaluate: runid (the all line
+# only: the tag of the run's last line) and relstring (the per-query lines only: the
+# labels of the first ranks as text)
+_OWN = {"runid": "runid", "relstring": "relstring"}
+# the measures of the registry, by their trec_eval names
+_KINDS = {name: kind for kind in REGISTRY.values() for name in (kind.trec, kind.trec_cut)
+          if name}
+
+
+def _printed(name: str) -> str | None:
+    """How trec_eval's ``name`` is printed: its registry row's style
+    (:data:`fastndcg.measures.PRINTS`), runid or relstring, or None for a measure
+    fastndcg does not compute."""
+    if name in _OWN:
+        return _OWN[name]
+    kind = _KINDS.get(name)
+    return kind.prints(name) if kind is not None else None
+
+
+# trec_eval's table: name -> how it is printed (None: a measure fastndcg does not compute)
+TABLE: dict[str, str | None] = {name: _printed(name) for name in MEASURES_C}
 
 NICKNAMES: dict[str, tuple] = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
@@ -97,16 +110,6 @@ NICKNAMES: dict[str, tuple] = {
                  "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
 }
 _PREFS = ("all_prefs", "prefs", "qrels_jg")
-
-# trec_eval's defaults for the measures printed per parameter (m_*.c)
-_LEVELS = {"iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-           "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)}
-_CUTS = {"P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-         "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-         "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-         "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-         "relative_P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-         "success": (1, 5, 10), "unj": (5, 10, 20)}
 
 USAGE = ("usage: fastndcg trec_eval [-h] [-q] [-c] [-J] [-n] [-l LEVEL] [-M MAX] [-N DOCS] "
          "[-m MEASURE[.PARAMS]]... QRELS RUN")
@@ -297,10 +300,12 @@ def lines(args: Args) -> list[Line]:
                                     f">= 1, e.g. -m relstring.20", 1)
             out.append(Line(name if params is None else f"{name}_{params}", how, None))
         elif how == "cut":
-            cuts = _CUTS[name] if params is None else _numbers(name, params, True)
+            cuts = (_KINDS[name].trec_cutoffs if params is None
+                    else _numbers(name, params, True))
             out += [Line(f"{name}_{c}", "mean", f"{name}.{c}") for c in cuts]
         elif how == "level":
-            levels = _LEVELS[name] if params is None else _numbers(name, params, False)
+            levels = (_KINDS[name].defaults if params is None
+                      else _numbers(name, params, False))
             # trec_eval's append_double writes into len(name) + 10 bytes: the name is cut
             out += [Line(f"{name}_{v:3.2f}"[:len(name) + 9], "mean", f"{name}.{v!r}")
                     for v in levels]

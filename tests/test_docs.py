@@ -291,8 +291,8 @@ def test_the_command_line_page_shows_each_help_text(site):
 def test_the_ties_section_lists_the_registry_s_refusals():
     """The refusals table of the measures page's Ties section says, for each measure,
     the tie rules it refuses, as the registry's ``average`` and ``bounds`` flags do
-    (and ndcg_rel's average with negative labels kept)."""
-    from fastndcg.measures import _AVERAGE_NEEDS_GAINS_AT_LEAST_0, REGISTRY
+    (and ndcg_rel's average with negative labels kept, ``average_negative``)."""
+    from fastndcg.measures import REGISTRY
 
     text = (DOCS / "guide" / "measures.md").read_text(encoding="utf-8")
     section = text.split("\n### Ties\n", 1)[1].split("\n### ", 1)[0]
@@ -314,7 +314,7 @@ def test_the_ties_section_lists_the_registry_s_refusals():
                 | ({"optimistic", "pessimistic"} if not k.bounds else set())
                 for k in REGISTRY.values() if not (k.average and k.bounds)}
     assert documented == expected
-    assert negative == set(_AVERAGE_NEEDS_GAINS_AT_LEAST_0)
+    assert negative == {k.name for k in REGISTRY.values() if not k.average_negative}
 
 
 # --------------------------------------------------------------------------- words

@@ -335,7 +335,7 @@ def _params(kind) -> list:
     if kind.each:
         return [(kind.defaults[0],), (0.35,)]
     return [None, tuple(v / 2 if key == "p" else v + 0.5  # p: a persistence below 1
-                        for key, v in zip(kind.params, kind.defaults))]
+                        for key, v in zip(kind.param_names, kind.defaults))]
 
 
 def _check_round_trip(name: str, kind, cutoff, rel, params=None) -> None:
@@ -349,7 +349,7 @@ def _check_round_trip(name: str, kind, cutoff, rel, params=None) -> None:
         assert parsed.others == [Measure(name, cutoff, None if rel == 1 else rel, params)]
     # ir_measures' name of the same measure reads the same, where it has one
     if kind.irm:
-        named = [f"{k}={v!r}" for k, v in zip(kind.params, params or ())]
+        named = [f"{k}={v!r}" for k, v in zip(kind.param_names, params or ())]
         graded = kind.irm == "RBP"  # ir_measures' RBP without rel is graded: rel is named
         named += [f"rel={rel}"] if kind.binary and (rel != 1 or graded) else []
         irm = kind.irm + (f"({','.join(named)})" if named else "") + (

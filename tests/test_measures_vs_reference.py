@@ -6,6 +6,8 @@ sorting paths) and the dtypes that reach the kernels."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -21,70 +23,64 @@ from strategies import DTYPES, NEGATIVE_LABELS, as_arrays, batches, integral_sco
 SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
-CUT_KINDS = ["ap", "rr", "p", "r", "success", "relative_p", "f1"]  # take a cutoff
-WHOLE_KINDS = ["num_q", "rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p",
-               "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
-               "bpref_ranx", "f1"]
+# the values each number parameter is checked at beside its default (a kind with one
+# value per measure, Kind.each, at these only; several parameters: the first of each)
+VALUES = {"mult": (0.2, 1.4, 2.0), "recall": (0.0, 0.3, 0.5, 1.0), "beta": (0.25,),
+          "p": (0.5,), "a": (2.0,), "b": (-1.0,), "c": (-0.5,), "d": (0.25,), "n": (50.0,)}
 
 
-# measures with number parameters: (kind, params as named, the reference's keywords)
-PARAM_KINDS = [
-    ("rprec_mult", "mult=0.2", {"mult": 0.2}), ("rprec_mult", "mult=1.4", {"mult": 1.4}),
-    ("rprec_mult", "mult=2.0", {"mult": 2.0}),
-    ("set_f", "beta=1.0", {"beta": 1.0}), ("set_f", "beta=0.25", {"beta": 0.25}),
-    ("utility", "a=2,b=-1,c=-0.5,d=0.25,n=50", {"a": 2.0, "b": -1.0, "c": -0.5, "d": 0.25,
-                                                "n_docs": 50}),
-    ("iprec", "recall=0.0", {"recall": 0.0}), ("iprec", "recall=0.3", {"recall": 0.3}),
-    ("iprec", "recall=0.5", {"recall": 0.5}), ("iprec", "recall=1.0", {"recall": 1.0}),
-    ("rbp_resid", "p=0.9", {"p": 0.9}), ("rbp_resid", "p=0.5", {"p": 0.5}),
-    ("rbp", "p=0.9", {"p": 0.9}), ("rbp", "p=0.5", {"p": 0.5}),
-    ("rbp_bin", "p=0.8", {"p": 0.8}), ("rbp_bin", "p=0.5", {"p": 0.5}),
-    ("rbp_residual", "p=0.8", {"p": 0.8}), ("rbp_residual", "p=0.5", {"p": 0.5}),
-]
-PLAIN_NEW = ["gm_map", "gm_bpref", "11pt_avg", "bing", "infap", "g", "ndcg_rel", "rndcg"]
-GRADED = ("rbp", "g", "ndcg_rel", "rndcg", "err")  # read gains: the labels (gain="linear")
-
-
-def _cut_kinds(ties):
-    return CUT_KINDS + (["err"] if _offered("err", ties) else [])
+def _points(kind):
+    """The parameter values a kind is checked at: None (its defaults) and others."""
+    if not kind.params:
+        return [None]
+    if kind.each:
+        return [(v,) for v in VALUES[kind.params[0].name]]
+    if len(kind.params) == 1:
+        return [None] + [(v,) for v in VALUES[kind.params[0].name]]
+    return [None, tuple(VALUES[p.name][0] for p in kind.params)]
 
 
 def _offered(kind, ties, keep=False):
     """``keep``: negative labels kept as negative gains (list mode's test)."""
-    return not ((ties == "average" and kind in reference.NO_AVERAGE)
-                or (ties == "average" and keep and kind in reference.NO_AVERAGE_NEGATIVE)
-                or (ties in ("optimistic", "pessimistic") and kind in reference.NO_BOUNDS))
+    k = REGISTRY[kind]
+    return not ((ties == "average" and not k.average)
+                or (ties == "average" and keep and not k.average_negative)
+                or (ties in ("optimistic", "pessimistic") and not k.bounds))
 
 
-def _param_measures(ties):
-    return [(k, p, kw) for k, p, kw in PARAM_KINDS if _offered(k, ties)]
+def measures(cutoffs, ties, qrels=False, keep=False):
+    """(kind, cutoff, params) of every registry row the kernels compute (NDCG is
+    test_vs_reference's) under ``ties``, at these cutoffs and at its parameter
+    points; the rows that need qrels in qrels mode only."""
+    out = []
+    for kind in REGISTRY.values():
+        if kind.family == "ndcg" or (kind.judgments and not qrels) \
+                or not _offered(kind.name, ties, keep):
+            continue
+        cuts = {"none": [None], "optional": [None, *cutoffs], "required": list(cutoffs)}
+        out += [(kind.name, c, params) for c in cuts[kind.cutoff] for params in _points(kind)]
+    return out
 
 
-def _plain_new(ties, keep=False):
-    return [k for k in PLAIN_NEW if _offered(k, ties, keep)]
+def _names(checked, rel):
+    """fastndcg's column names of ``checked``, read back as measure names."""
+    from fastndcg.measures import column_name
+    return [column_name(kind, c, rel, params) for kind, c, params in checked]
 
 
-def _names(cutoffs, rel, ties="average", keep=False):
-    """ir_measures-style names of every binary measure at these cutoffs (and
-    fastndcg's names of those ir_measures lacks)."""
-    names = [f"AP(rel={rel})", f"RR(rel={rel})", f"Rprec(rel={rel})", "NumRet", "NumQ",
-             f"NumRel(rel={rel})", f"NumRelRet(rel={rel})", f"Bpref(rel={rel})",
-             f"SetP(rel={rel})", f"SetR(rel={rel})", f"SetRelP(rel={rel})", f"SetAP(rel={rel})",
-             f"num_nonrel_judged_ret(rel={rel})", f"bpref_ranx(rel={rel})", f"f1(rel={rel})"]
-    names += [f"{k}(rel={rel})" if REGISTRY[k].binary else k for k in _plain_new(ties, keep)]
-    names += [f"{k}({p},rel={rel})" if REGISTRY[k].binary else f"{k}({p})"
-              for k, p, _ in _param_measures(ties)]
-    for c in cutoffs:
-        names += [f"AP(rel={rel})@{c}", f"RR(rel={rel})@{c}", f"P(rel={rel})@{c}",
-                  f"R(rel={rel})@{c}", f"Success(rel={rel})@{c}", f"relative_p@{c}(rel={rel})",
-                  f"f1@{c}(rel={rel})"]
-        names += [f"ERR@{c}"] if _offered("err", ties) else []
-    return names
+def _keywords(kind, params):
+    """The reference function's keywords for a kind's parameter values."""
+    k = REGISTRY[kind]
+    return {} if params is None else {p.reference_keyword: v for p, v in zip(k.params, params)}
 
 
-def _param_column(kind, params, rel):
-    from fastndcg.measures import parse
-    return parse(f"{kind}({params})", rel).columns[0]
+def _reference(kind, scores, labels, cutoff, **options):
+    """The measure of one query by its row's function in ``fastndcg.reference``."""
+    row = REGISTRY[kind]
+    function = getattr(reference, row.reference)
+    if row.cutoff == "none":
+        return function(scores, labels, **options)
+    return function(scores, labels, cutoff, **options)
 
 
 def _expected(kind, cutoff, scores, labels, offsets, rel, ties, **extra):
@@ -92,20 +88,17 @@ def _expected(kind, cutoff, scores, labels, offsets, rel, ties, **extra):
     for q in range(len(offsets) - 1):
         s = scores[offsets[q]:offsets[q + 1]]
         r = labels[offsets[q]:offsets[q + 1]]
-        out.append(reference.measure_query(kind, s, r, cutoff, rel=rel, ties=ties,
-                                           nan_scores="error", **extra))
+        out.append(_reference(kind, s, r, cutoff, rel=rel, ties=ties, nan_scores="error",
+                              **extra))
     return np.array(out, float)
 
 
-def _check(out, scores, labels, offsets, cutoffs, rel, ties, keep=False):
+def _check(out, checked, scores, labels, offsets, rel, ties):
     from fastndcg.measures import column_name
-    kinds = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties, keep))]
-    kinds += [(k, c, None, {}) for c in cutoffs for k in _cut_kinds(ties)]
-    kinds += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
-    for kind, c, params, kw in kinds:
-        col = column_name(kind, c, rel) if params is None else _param_column(kind, params, rel)
+    for kind, c, params in checked:
+        col = column_name(kind, c, rel, params)
         np.testing.assert_allclose(out[col], _expected(kind, c, scores, labels, offsets, rel,
-                                                       ties, **kw),
+                                                       ties, **_keywords(kind, params)),
                                    rtol=1e-12, atol=1e-12, err_msg=f"{col} ties={ties}")
 
 
@@ -120,9 +113,10 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
     if np.dtype(label_dtype).kind == "u":
         batch = (batch[0], [max(0, v) for v in batch[1]], batch[2])
     s, r, o = as_arrays(batch, score_dtype, label_dtype)
-    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties, keep=True), ties=ties,
+    checked = measures(cutoffs, ties, keep=True)
+    out = fastndcg.measure(s, r, o, measure=_names(checked, rel), ties=ties,
                            negative_labels="keep", gain="linear")
-    _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties, keep=True)
+    _check(out, checked, s.tolist(), r.tolist(), o.tolist(), rel, ties)
 
 
 @SETTINGS
@@ -132,9 +126,9 @@ def test_list_mode_matches_reference(score_dtype, label_dtype, batch, ties, cuto
 def test_long_lists_match_reference(batch, ties, cutoffs, rel):
     """Lists longer than the counting path (selection, packed keys, introsort)."""
     s, r, o = as_arrays(batch, np.float32, np.int8)
-    out = fastndcg.measure(s, r, o, measure=_names(cutoffs, rel, ties), ties=ties,
-                           gain="linear")
-    _check(out, s.tolist(), r.tolist(), o.tolist(), cutoffs, rel, ties)
+    checked = measures(cutoffs, ties)
+    out = fastndcg.measure(s, r, o, measure=_names(checked, rel), ties=ties, gain="linear")
+    _check(out, checked, s.tolist(), r.tolist(), o.tolist(), rel, ties)
 
 
 @SETTINGS
@@ -167,8 +161,8 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
                       "score": [x[2] for x in run]})
     qrels_t = pa.table({"query_id": [x[0] for x in qrels], "doc_id": [x[1] for x in qrels],
                         "label": [x[2] for x in qrels]})
-    names = _names([1, 3, 7], rel, ties) + ["Judged@3", "Judged@20", "unj.3,20"]
-    report = fastndcg.evaluate(run_t, qrels=qrels_t, measure=names, ties=ties,
+    checked = measures(QRELS_CUTOFFS, ties, qrels=True)
+    report = fastndcg.evaluate(run_t, qrels=qrels_t, measure=_names(checked, rel), ties=ties,
                                negative_labels="zero", gain="linear")
     table = report.per_query.to_pylist()
     assert [row["query_id"] for row in table] == list(expected_rows)
@@ -179,28 +173,31 @@ def test_qrels_mode_matches_reference(batch, ties, rel, data):
         judged = [d in grades for d in docs]
         n_rel = sum(g >= rel for g in grades.values())
         opts = dict(rel=rel, ties=ties, n_rel=n_rel, judged=judged, doc_ids=docs)
-        checks = [(k, None, None, {}) for k in ("ap", "rr", *WHOLE_KINDS, *_plain_new(ties))]
-        checks += [(k, c, None, {}) for c in (1, 3, 7) for k in _cut_kinds(ties)]
-        checks += [(k, None, p, kw) for k, p, kw in _param_measures(ties)]
-        # bpref's N: the query's judged non-relevant documents (labels 0..rel-1)
-        n_nonrel = sum(0 <= g < rel for g in grades.values())
-        for kind, c, params, kw in checks:
-            extra = {"n_nonrel": n_nonrel} if kind in ("bpref", "gm_bpref") else {}
-            if kind == "bpref_ranx":  # ranx's N: every judged document not relevant
-                extra = {"n_judged": len(grades)}
-            if kind in GRADED:  # gains: the labels, negative ones zeroed; the ideal: every
-                extra = {"ideal_labels": list(grades.values()),  # judgment of the query
-                         "negative_labels": "zero"}
-            want = reference.measure_query(kind, scores, labels, c, **opts, **extra, **kw)
-            col = column_name(kind, c, rel) if params is None else _param_column(kind, params,
-                                                                                 rel)
-            got = row[col]
-            assert got == pytest.approx(want, abs=1e-12, nan_ok=True), (col, row["query_id"])
-        for c in (3, 20):
-            want = reference.measure_query("judged", scores, labels, c, **opts)
-            assert row[f"judged@{c}"] == pytest.approx(want, abs=1e-12)
-            want = reference.measure_query("unj", scores, labels, c, **opts)
-            assert row[f"unj@{c}"] == pytest.approx(want, abs=1e-12), ("unj", c)
+        for kind, c, params in checked:
+            want = _reference(kind, scores, labels, c, **opts, **_judgments(kind, grades, rel),
+                              **_keywords(kind, params))
+            col = column_name(kind, c, rel, params)
+            assert row[col] == pytest.approx(want, abs=1e-12, nan_ok=True), (col, row["query_id"])
+
+
+QRELS_CUTOFFS = (1, 3, 7, 20)
+
+
+def _judgments(kind, grades, rel):
+    """What a reference function reads of the query's judgments beyond the list, by
+    the keywords it takes: bpref's N (the judged non-relevant documents, labels
+    0..rel-1), ranx's bpref's (every judged document not relevant: the judged ones,
+    n_judged), and for the measures that read gains the ideal (every judgment of the
+    query, negative ones zeroed)."""
+    takes = inspect.signature(getattr(reference, REGISTRY[kind].reference)).parameters
+    extra = {}
+    if "n_nonrel" in takes:
+        extra["n_nonrel"] = sum(0 <= g < rel for g in grades.values())
+    if "n_judged" in takes:
+        extra["n_judged"] = len(grades)
+    if "ideal_labels" in takes:
+        extra.update(ideal_labels=list(grades.values()), negative_labels="zero")
+    return extra
 
 
 @SETTINGS
@@ -274,7 +271,7 @@ def test_trec_eval_9_interpolated_precision_matches_reference(batch, ties, level
                     reference.iprec_11pt_query(s[a:b].tolist(), r[a:b].tolist(), rel=rel,
                                                ties=ties, trec9=trec9)
                     for a, b in zip(o[:-1], o[1:])]
-            col = (_param_column("iprec", f"recall={x}", rel) if x is not None
+            col = (column_name("iprec", None, rel, (float(x),)) if x is not None
                    else column_name("11pt_avg", None, rel))
             np.testing.assert_allclose(out[col], want, rtol=1e-12, atol=1e-12,
                                        err_msg=f"{col} preset={preset} ties={ties}")

@@ -19,26 +19,37 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fastndcg import reference
+from fastndcg.measures import REGISTRY
 from fastndcg.reference import (ap_query, judged_query, measure, measure_query, num_rel_query,
                                 num_rel_ret_query, num_ret_query, precision_query, recall_query,
                                 rprec_query, rr_query, success_query)
 
-KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
-         "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
-         "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
-         "utility", "unj", "bing", "rbp_resid", "infap", "rbp", "g", "ndcg_rel", "rndcg", "err",
-         "rbp_bin", "rbp_residual", "num_q")
-K_FREE = ("rprec", "num_ret", "num_rel", "num_rel_ret", "bpref", "set_p", "set_recall",
-          "set_relative_p", "set_map", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
-          "rprec_mult", "iprec", "11pt_avg", "set_f", "utility", "bing", "rbp_resid", "infap",
-          "rbp", "g", "ndcg_rel", "rndcg", "rbp_bin", "rbp_residual", "num_q")
-# the parameter values each measure is checked at
-PARAMS = {"rprec_mult": [{"mult": 0.2}, {"mult": 1.0}, {"mult": 1.6}],
-          "iprec": [{"recall": 0.0}, {"recall": 0.3}, {"recall": 0.5}, {"recall": 1.0}],
-          "set_f": [{"beta": 1.0}, {"beta": 0.25}],
-          "utility": [{"a": 2.0, "b": -1.0, "c": -0.5, "d": 0.25, "n_docs": 20}],
-          "rbp_resid": [{"p": 0.9}, {"p": 0.5}], "rbp": [{"p": 0.9}, {"p": 0.5}],
-          "rbp_bin": [{"p": 0.8}, {"p": 0.5}], "rbp_residual": [{"p": 0.8}, {"p": 0.5}]}
+# every measure of the registry but NDCG (checked by test_tie_rules_exact and
+# test_vs_reference), each as its row says: whether it takes a cutoff, the tie rules it
+# offers, its number parameters
+KINDS = tuple(k.name for k in REGISTRY.values() if k.family != "ndcg")
+# the values each number parameter is checked at beside its default (a kind with one
+# value per measure, Kind.each, at these only; several parameters: the first of each)
+VALUES = {"mult": (0.2, 1.0, 1.6), "recall": (0.0, 0.3, 0.5, 1.0), "beta": (0.25,),
+          "p": (0.5,), "a": (2.0,), "b": (-1.0,), "c": (-0.5,), "d": (0.25,), "n": (20.0,)}
+
+
+def _takes_cutoff(kind: str) -> bool:
+    return REGISTRY[kind].cutoff != "none"
+
+
+def _params(kind: str) -> list:
+    """The reference function's keywords at each parameter point of ``kind``."""
+    row = REGISTRY[kind]
+    if not row.params:
+        return [{}]
+    keyword = [p.reference_keyword for p in row.params]
+    if row.each:
+        return [{keyword[0]: v} for v in VALUES[row.params[0].name]]
+    points = [dict(zip(keyword, row.defaults))]
+    if len(row.params) == 1:
+        return points + [{keyword[0]: v} for v in VALUES[row.params[0].name]]
+    return points + [{k: VALUES[p.name][0] for k, p in zip(keyword, row.params)}]
 
 
 # --------------------------------------------------------------------------- 1. brute force
@@ -88,8 +99,8 @@ def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
     orderings = list(_orderings(scores))
     assume(len(orderings) <= 720)
     common = dict(rel=rel, n_rel=n_rel, nan_scores=nan_scores)
-    for kind, k, params in [(kind, k, p) for kind in KINDS for p in PARAMS.get(kind, [{}])
-                            for k in ([None] if kind in K_FREE else ks)]:
+    for kind, k, params in [(kind, k, p) for kind in KINDS for p in _params(kind)
+                            for k in (ks if _takes_cutoff(kind) else [None])]:
         values = []
         for order in orderings:
             permuted = dict(
@@ -99,7 +110,8 @@ def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
                                         judged=permuted["judged"], ties="stable", **common,
                                         **params))
         mean = math.fsum(values) / len(values)
-        if kind in reference.NO_BOUNDS:  # neither average nor the bounds: refused
+        row = REGISTRY[kind]
+        if not row.bounds:  # neither average nor the bounds: refused
             for ties in ("average", "optimistic", "pessimistic"):
                 with pytest.raises(ValueError, match="not offered with ties="):
                     measure_query(kind, scores, labels, k, judged=judged, ties=ties, **common,
@@ -107,10 +119,10 @@ def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
             continue
         rules = ("optimistic", "pessimistic")
         negative = any(g < 0 and (judged is None or judged[i]) for i, g in enumerate(labels))
-        if kind in reference.NO_AVERAGE:
+        if not row.average:
             with pytest.raises(ValueError, match="not offered with ties='average'"):
                 measure_query(kind, scores, labels, k, judged=judged, **common, **params)
-        elif kind in reference.NO_AVERAGE_NEGATIVE and negative:  # negative gains kept:
+        elif not row.average_negative and negative:  # negative gains kept:
             try:  # refused where the expectation is reached (a positive ideal gain)
                 measure_query(kind, scores, labels, k, judged=judged, ties="average",
                               **common, **params)
@@ -281,11 +293,11 @@ def test_batch_matches_the_per_query_functions():
     labels = [1, 0, 2, 0, 1, 0]
     offsets = [0, 3, 3, 6]
     for kind in KINDS:
-        ties = "stable" if kind in reference.NO_AVERAGE else "average"
+        ties = "average" if REGISTRY[kind].average else "stable"
         got = measure(kind, scores, labels, offsets, k=[1, 2], ties=ties)
         for q, (lo, hi) in enumerate(zip(offsets, offsets[1:])):
             s, r = scores[lo:hi], labels[lo:hi]
-            if kind in K_FREE:
+            if not _takes_cutoff(kind):
                 assert got[q] == measure_query(kind, s, r, ties=ties)
             else:
                 assert got[q] == [measure_query(kind, s, r, 1, ties=ties),

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 import fastndcg
-from fastndcg.measures import parse
+from fastndcg.measures import REGISTRY, parse
 from trec_output import parse_trec_eval
 
 HERE = Path(__file__).parent
@@ -295,3 +295,19 @@ def test_trec_eval_test_files(out, run, complete):
                                measure=[_spec(n) for n in sorted(expected)], complete=complete)
     checked = _compare(report, expected, 1, out)
     assert checked == sum(len(v) for v in expected.values())
+
+
+def _kind_of(trec_name: str) -> str:
+    parsed = parse(_spec(trec_name))
+    return "ndcg" if parsed.ndcg else parsed.others[0].kind
+
+
+def test_every_trec_eval_measure_of_the_registry_is_compared():
+    """Every row of the registry with a trec_eval name is compared with trec_eval's own
+    output above: on the real runs (``MEASURES``) or in trec_eval's ``-m all_trec``
+    test outputs (every measure trec_eval has)."""
+    compared = {_kind_of(name) for name in EXPECTED_NAMES}
+    for out in ("out.test.aq", "out.test.aqc"):
+        compared |= {_kind_of(name) for name in _all_trec_lines(TE_DATA / out)}
+    wanted = {k.name for k in REGISTRY.values() if k.trec or k.trec_cut}
+    assert not wanted - compared, f"rows never compared with trec_eval: {wanted - compared}"
