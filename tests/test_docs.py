@@ -13,7 +13,8 @@
   entry in the built API reference;
 * every command-line option has a help text and an entry on the built
   command-line page;
-* the measures page lists the tie rules each measure refuses, as the registry says;
+* the measures page's tables, written from the registry by a hook, have every
+  measure, its names and definition, and the tie rules it refuses;
 * no page speaks of how the project is run (issues, tickets, sessions).
 """
 
@@ -288,13 +289,25 @@ def test_the_command_line_page_shows_each_help_text(site):
 
 # --------------------------------------------------------------------------- measures page
 
+def measures_page() -> str:
+    """The measures page as the site shows it: its tables written by the hook."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("measure_table",
+                                                  DOCS / "hooks" / "measure_table.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    text = (DOCS / "guide" / "measures.md").read_text(encoding="utf-8")
+    assert all(marker in text for marker in hook.MARKERS)
+    return hook.on_page_markdown(text, None, None, None)
+
+
 def test_the_ties_section_lists_the_registry_s_refusals():
     """The refusals table of the measures page's Ties section says, for each measure,
     the tie rules it refuses, as the registry's ``average`` and ``bounds`` flags do
     (and ndcg_rel's average with negative labels kept, ``average_negative``)."""
     from fastndcg.measures import REGISTRY
 
-    text = (DOCS / "guide" / "measures.md").read_text(encoding="utf-8")
+    text = measures_page()
     section = text.split("\n### Ties\n", 1)[1].split("\n### ", 1)[0]
     table = section.split("| measure | refuses | why |", 1)[1].split("\n\n", 1)[0]
     documented, negative = {}, set()
@@ -303,6 +316,7 @@ def test_the_ties_section_lists_the_registry_s_refusals():
         names = re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", cells[0]))
         refused = set(re.findall(r"`(average|optimistic|pessimistic)`",
                                  re.sub(r"\(use [^)]*\)", "", cells[1])))
+        assert cells[2], row  # and why
         if "negative_labels" in cells[0]:
             negative |= {n for n in names if n in REGISTRY}
             assert refused == {"average"}, row
@@ -315,6 +329,29 @@ def test_the_ties_section_lists_the_registry_s_refusals():
                 for k in REGISTRY.values() if not (k.average and k.bounds)}
     assert documented == expected
     assert negative == {k.name for k in REGISTRY.values() if not k.average_negative}
+
+
+def test_the_measures_table_has_every_registry_row():
+    """The measure table of the page is written from the registry: a line per row,
+    each with its column name, its names in the tools and its definition."""
+    from fastndcg.measures import REGISTRY
+
+    text = measures_page()
+    table = text.split("| measure | definition (one query) |", 1)[1].split("\n\n", 1)[0]
+    rows = table.strip().split("\n")[2:]  # after the rest of the header and its rule
+    assert len(rows) == len(REGISTRY)
+    for kind, row in zip(REGISTRY.values(), rows):
+        first = row.strip("|").split(" | ")[0]
+        assert f"`{kind.name}" in first, (kind.name, row)
+        for name in (kind.trec, kind.trec_cut, kind.irm, kind.ranx):
+            assert name is None or f"`{name}" in first, (name, row)
+        assert " ".join(kind.doc.split()) in row, kind.name
+
+
+def test_the_built_measures_page_shows_the_tables(site):
+    html = (site / "guide" / "measures" / "index.html").read_text(encoding="utf-8")
+    assert "measure-table" not in html and "tie-refusals" not in html
+    assert "<code>bpref_ranx</code>" in html and "<code>iprec_at_recall</code>" in html
 
 
 # --------------------------------------------------------------------------- words
