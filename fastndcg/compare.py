@@ -109,8 +109,11 @@ from .chunks import query_chunks
 from .evaluate import check_nonempty, check_options, evaluate, repeated_ids
 from .paired import PairedScorer, Plan, Stats, bucket_key, paired_partition, segment_of
 from .partition import read_as
-from .report import Report, Rows, Totals, value_names
+from .parts import Rows, value_names
+from .report import Report
+from .totals import Totals
 from .presets import DEFAULT_K
+from .tables import render
 
 __all__ = ["compare", "Comparison", "check_arguments", "TESTS", "CORRECTIONS", "METHODS",
            "SCALE_QUERIES"]
@@ -1066,49 +1069,13 @@ def _render(c: Comparison, fmt: str) -> str:
                    _f(r["effect_size"], True), _p(r["p_randomization_adj"], alpha),
                    _p(r["p_t_adj"], alpha), _p(r["p_wilcoxon_adj"], alpha),
                    f"{r['wins']:,}/{r['ties']:,}/{r['losses']:,}"] for r in trows]
-        out.append(_table(fmt, title, heads_s, s_body))
-        out.append(_table(fmt, None, heads_t, t_body))
+        out.append(render(heads_s, s_body, "l" + "r" * (len(heads_s) - 1), fmt, title))
+        out.append(render(heads_t, t_body, "l" + "r" * (len(heads_t) - 1), fmt))
     if fmt == "latex":
         return "\n".join(out) + f"\n% {note}\n"
     if fmt == "markdown":
         return "\n\n".join(out) + f"\n\n_{note}_\n"
     return "\n\n".join(out) + f"\n\n{note}"
-
-
-def _latex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-                 ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\~{}"),
-                 ("^", r"\^{}")):
-        s = s.replace(a, b)
-    return s
-
-
-def _table(fmt: str, title: str | None, heads: list[str], body: list[list[str]]) -> str:
-    if fmt == "markdown":
-        lines = [f"**{title}**", ""] if title else []
-        lines.append("| " + " | ".join(heads) + " |")
-        lines.append("|" + "|".join(["---"] + ["---:"] * (len(heads) - 1)) + "|")
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines)
-    if fmt == "latex":
-        lines = [f"% {title}"] if title else []
-        lines.append(r"\begin{tabular}{l" + "r" * (len(heads) - 1) + "}")
-        lines.append(r"\toprule")
-        lines.append(" & ".join(_latex_escape(h) for h in heads) + r" \\")
-        lines.append(r"\midrule")
-        lines += [" & ".join(_latex_escape(x) for x in r) + r" \\" for r in body]
-        lines.append(r"\bottomrule")
-        lines.append(r"\end{tabular}")
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h)
-              for i, h in enumerate(heads)]
-    lines = [title] if title else []
-    lines.append("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                           for i, (h, w) in enumerate(zip(heads, widths))))
-    for r in body:
-        lines.append("  ".join(x.ljust(w) if i == 0 else x.rjust(w)
-                               for i, (x, w) in enumerate(zip(r, widths))))
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- entry point

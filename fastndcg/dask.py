@@ -64,7 +64,10 @@ from .partition import explain_columns
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
                         read_as, score_partition)
 from .qrels import Qrels, load_qrels
-from .report import Output, Part, PartWriter, Report, Totals, result_schema
+from .output import Output
+from .parts import Part, PartWriter, result_schema
+from .report import Report
+from .totals import Totals
 from .scattered import Fixed, duplicates_in, patch, rescore
 from .compare import Comparison, check_log_only, prepare, result, settings, system_reports
 from .evaluate import check_nonempty, finish, id_type, open_run

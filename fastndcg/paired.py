@@ -33,7 +33,8 @@ from ._arrow import as_numpy, from_numpy, id_hash, plain_ids
 from .chunks import Chunk, regroup
 from .partition import Options, PartitionResult, Scored, Scorer, score_partition
 from .pieces import Edges, in_order
-from .report import Rows, Totals
+from .parts import Rows
+from .totals import Totals
 
 __all__ = ["Plan", "PairedScorer", "Stats", "paired_partition", "merge_pieces",
            "segment_of", "bucket_key"]

@@ -81,7 +81,9 @@ from .paired import PairedScorer, merge_pieces, paired_partition
 from .pieces import PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece, stitch
 from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
-from .report import Output, PartWriter, Report, result_schema
+from .output import Output
+from .parts import PartWriter, result_schema
+from .report import Report
 
 __all__ = ["evaluate", "compare", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
