@@ -64,11 +64,16 @@ from .partition import explain_columns
 from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
                         read_as, score_partition)
 from .qrels import Qrels, load_qrels
-from .report import Output, Part, PartWriter, Report, Totals, result_schema
+from .output import Output
+from .parts import Part, PartWriter, result_schema
+from .report import Report
+from .totals import Totals
 from .scattered import Fixed, duplicates_in, patch, rescore
-from .compare import Comparison, check_log_only, prepare, result, settings, system_reports
+from .compare.arguments import check_log_only, settings
+from .compare.comparison import Comparison
 from .evaluate import check_nonempty, finish, id_type, open_run
-from .paired import PairedScorer, merge_pieces, paired_partition
+from .compare.paired import PairedScorer, merge_pieces, paired_partition
+from .compare.stream import prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches, score_piece,
                      stitch)
 
@@ -417,7 +422,7 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     :class:`~fastndcg.compare.Comparison`.
 
     Each partition (as for :func:`evaluate`) scores every system on its whole
-    queries and returns mergeable sums (:mod:`fastndcg.paired`); the client stitches
+    queries and returns mergeable sums (:mod:`fastndcg.compare.paired`); the client stitches
     queries that straddle partitions, merges the sums exactly and runs the tests.
     Up to 1,000,000 queries the partitions send their per-query values as well and
     the query-level methods run on them; above, the bucket methods (see

@@ -32,7 +32,10 @@ from .presets import DEFAULT_K
 from .partition import explain_columns
 from .partition import OPTION_NAMES, Options, Scorer, check_options, read_as, score_partition
 from .qrels import Qrels, load_qrels
-from .report import Output, PartWriter, Report, Runs, Totals, result_schema, runid_part
+from .output import Output
+from .parts import PartWriter, result_schema, runid_part
+from .report import Report, Runs
+from .totals import Totals
 from .scattered import Fixed, IdSpill, patch, rescore
 
 __all__ = ["evaluate", "evaluate_runs", "Runs", "RunidClash", "Report", "Totals",

@@ -29,7 +29,8 @@ from ._arrow import from_numpy, numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
 from .presets import DEFAULT_K, resolve
-from .report import PartWriter, Rows, Totals
+from .parts import PartWriter, Rows
+from .totals import Totals
 
 __all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
            "SortCheck", "sorted_before"]

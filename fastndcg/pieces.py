@@ -23,7 +23,9 @@ from . import io
 from .chunks import regroup
 from .partition import Options, PartitionResult, Scorer, score_partition, sorted_before
 from .qrels import Qrels
-from .report import Output, Part, PartWriter, Totals
+from .output import Output
+from .parts import Part, PartWriter
+from .totals import Totals
 
 PARTITION_ROWS = 16 << 20  # rows per piece when a Parquet file is cut by row groups
 

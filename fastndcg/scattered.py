@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 
 from ._arrow import as_numpy, concat_ids, from_numpy, id_hash, plain_ids, scalar
 from .chunks import regroup
-from .report import Part, PartWriter, Rows, Totals, weight_name
+from .parts import Part, PartWriter, Rows, weight_name
+from .totals import Totals
 
 __all__ = ["IdSpill", "rescore", "patch", "Fixed", "duplicates_in"]
 

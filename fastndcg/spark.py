@@ -76,12 +76,16 @@ from . import io
 from .evaluate import check_nonempty, finish, id_type
 from .partition import (OPTION_NAMES, Options, Scorer, check_options, explain_columns,
                         score_partition)
-from .compare import Comparison, check_log_only, prepare, result, settings, system_reports
-from .paired import PairedScorer, merge_pieces, paired_partition
+from .compare.arguments import check_log_only, settings
+from .compare.comparison import Comparison
+from .compare.paired import PairedScorer, merge_pieces, paired_partition
+from .compare.stream import prepare, result, system_reports
 from .pieces import PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece, stitch
 from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
-from .report import Output, PartWriter, Report, result_schema
+from .output import Output
+from .parts import PartWriter, result_schema
+from .report import Report
 
 __all__ = ["evaluate", "compare", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
@@ -503,7 +507,7 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     The log is read as :func:`evaluate` reads it (a Parquet path sorted by query by
     the executors themselves, anything else through Spark's shuffle by query); each
     task scores every system on its whole queries and returns mergeable sums
-    (:mod:`fastndcg.paired`), which the driver merges exactly before it runs the
+    (:mod:`fastndcg.compare.paired`), which the driver merges exactly before it runs the
     tests. Up to 1,000,000 queries the tasks send their per-query values as well and
     the query-level methods run on them; above, the bucket methods (see
     :mod:`fastndcg.compare`), with memory flat in the number of queries.

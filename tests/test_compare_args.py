@@ -2,7 +2,7 @@
 
 ``fastndcg.compare`` (one machine), ``fastndcg.dask.compare`` and
 ``fastndcg.spark.compare`` share one check of their arguments
-(:func:`fastndcg.compare.settings`, which refuses keywords with
+(:func:`fastndcg.compare.arguments.settings`, which refuses keywords with
 :func:`fastndcg._validate.keywords`). What is checked, on each engine:
 
 * an unknown keyword (a typo such as ``n_resample=``) is a TypeError naming the
@@ -32,8 +32,7 @@ import pyarrow as pa
 import pytest
 
 import fastndcg
-
-fcompare = importlib.import_module("fastndcg.compare")  # (fastndcg.compare is the function)
+from fastndcg.compare import arguments, run as frun, values as fvalues
 
 SYSTEMS = ["score_a", "score_b"]
 ENGINES = ("fastndcg.compare", "fastndcg.dask.compare", "fastndcg.spark.compare")
@@ -58,9 +57,10 @@ def _engine(where: str, monkeypatch, tmp_path) -> Engine:
     fail = _started(where)
     source = str(tmp_path / "never-read.parquet")  # reading it would fail too
     if where == "fastndcg.compare":
-        monkeypatch.setattr(fcompare, "_streamed", fail)  # the streamed pass over the log
-        monkeypatch.setattr(fcompare, "_values", fail)    # the query-by-query path
-        monkeypatch.setattr(fcompare, "evaluate", fail)
+        monkeypatch.setattr(frun, "streamed", fail)      # the streamed pass over the log
+        monkeypatch.setattr(frun, "check_log", fail)     # the query-by-query path: the log,
+        monkeypatch.setattr(frun, "read_values", fail)   # the values
+        monkeypatch.setattr(fvalues, "evaluate", fail)
         return Engine(where, fastndcg.compare, source)
     if where == "fastndcg.dask.compare":
         pytest.importorskip("distributed", reason="pip install 'fastndcg[dask]'")
@@ -168,13 +168,20 @@ def test_the_keyword_check_knows_every_engines_signature():
     fns = {"fastndcg.compare": fastndcg.compare,
            "fastndcg.dask.compare": importlib.import_module("fastndcg.dask").compare,
            "fastndcg.spark.compare": importlib.import_module("fastndcg.spark").compare}
-    assert set(fcompare.ENGINES) == set(fns)
+    assert set(arguments.ENGINES) == set(fns)
     for where, fn in fns.items():
         takes = {p.name for p in inspect.signature(fn).parameters.values()
                  if p.kind is p.KEYWORD_ONLY}
-        fcompare._check_keywords(where, takes)  # (raises on a name it does not know)
-        for name, (owner, _) in fcompare.ENGINE_ARGUMENTS.items():
+        arguments.check_keywords(where, takes)  # (raises on a name it does not know)
+        for name, (owner, _) in arguments.ENGINE_ARGUMENTS.items():
             assert (name in takes) == (owner == where), (where, name)
+        assert set(arguments.RUN_ARGUMENTS) <= takes, where
+    # compare's keywords are those the shared check validates, and the engines' own
+    checked = [p.name for p in inspect.signature(arguments.settings).parameters.values()
+               if p.kind is p.KEYWORD_ONLY]
+    own = [p.name for p in inspect.signature(fastndcg.compare).parameters.values()
+           if p.kind is p.KEYWORD_ONLY]
+    assert own == checked + list(arguments.RUN_ARGUMENTS)
 
 
 # --------------------------------------------------------------------------- values

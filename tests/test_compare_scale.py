@@ -34,14 +34,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fastndcg
-import importlib
 from fastndcg import _kernels as K
-from fastndcg.paired import Plan, Stats, bucket_key
-from fastndcg.report import Rows
+from fastndcg.compare import arguments
+from fastndcg.compare.arguments import settings as compare_settings
+from fastndcg.compare.buckets import bucket_tests
+from fastndcg.compare.paired import Plan, Stats, bucket_key
+from fastndcg.parts import Rows
 
 from test_compare import make_log
-
-fcompare = importlib.import_module("fastndcg.compare")  # the module (fastndcg.compare is the function)
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -153,7 +153,7 @@ def test_up_to_the_size_the_query_level_answers_are_unchanged(big_log):
 
 
 def test_above_the_size_the_buckets_are_used(big_log, monkeypatch):
-    monkeypatch.setattr(fcompare, "SCALE_QUERIES", 1000)
+    monkeypatch.setattr(arguments, "SCALE_QUERIES", 1000)
     got = fastndcg.compare(big_log, SYSTEMS, n_resamples=300)
     assert got.method == "buckets" and got.n_buckets == 1000
     assert got.tests_run == ("randomization", "t")
@@ -271,9 +271,9 @@ def _simulate(effect: float, reps: int, seed: int) -> dict:
             true_diff, true_mean = effect, 0.5
         s = stats_of(np.column_stack([a, b]), rng.integers(0, 1 << 62, n), n_buckets=1000,
                      seed=r)
-        st_r = fcompare.settings(["a", "b"], n_resamples=999, seed=r, method="buckets",
-                                 tests=["randomization", "t"])
-        systems, tests = fcompare._bucket_tests(s, st_r, ["m"])
+        st_r = compare_settings(["a", "b"], n_resamples=999, seed=r, method="buckets",
+                                tests=["randomization", "t"])
+        systems, tests = bucket_tests(s, st_r, ["m"])
         row = tests.to_pylist()[0]
         cover_diff += row["ci_low"] <= true_diff <= row["ci_high"]
         rej_rand += row["p_randomization"] < 0.05

@@ -1,4 +1,4 @@
-"""fastndcg._stats against SciPy 1.17: the paired t-test, the Wilcoxon signed-rank test
+"""fastndcg.compare.stats against SciPy 1.17: the paired t-test, the Wilcoxon signed-rank test
 (every branch of SciPy's method="auto") and Student's t tail, plus the multiple-comparison
 corrections against plain loop implementations written here.
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-from fastndcg._stats import CORRECTIONS, adjust, t_sf, ttest_paired, wilcoxon  # noqa: E402
+from fastndcg.compare.stats import CORRECTIONS, adjust, t_sf, ttest_paired, wilcoxon  # noqa: E402
 
 RTOL = 1e-10  # the issue's requirement
 # Only where a p-value is subnormal (it underflows): SciPy's 2 * (0.5 * erfc(.)) drops

@@ -1,5 +1,5 @@
-"""P-values for paired comparisons of two rankers: paired t-test, Wilcoxon signed-rank
-test and multiple-comparison corrections.
+"""Statistics of paired comparisons of two rankers: paired t-test, Wilcoxon signed-rank
+test, multiple-comparison corrections and percentile intervals.
 
 Everything here uses NumPy and the standard ``math`` module only. SciPy is a large
 import and is not a run-time dependency of fastndcg, so the few special functions
@@ -22,9 +22,11 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["CORRECTIONS", "adjust", "t_sf", "ttest_paired", "wilcoxon"]
+__all__ = ["CORRECTIONS", "EXACT_MAX", "adjust", "quantiles", "t_sf", "ttest_paired",
+           "wilcoxon"]
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+EXACT_MAX = 20  # exact randomization tests enumerate at most 2**20 sign patterns
 
 _LOG_SQRT_PI = 0.5 * math.log(math.pi)  # log Gamma(1/2)
 _SQRT1_2 = 0.7071067811865476  # 1/sqrt(2), as SciPy's ndtr scales its argument
@@ -394,3 +396,20 @@ def adjust(p: np.ndarray, method: str) -> np.ndarray:
     result[order] = adj
     out[valid] = result
     return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------
+# Percentile intervals
+
+
+def quantiles(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval along the last axis (linear interpolation, as
+    scipy.stats.bootstrap's percentile method).
+
+    >>> lo, hi = quantiles(np.arange(5.0), 0.5)
+    >>> float(lo), float(hi)
+    (1.0, 3.0)
+    """
+    a = (1 - confidence) / 2
+    lo, hi = np.quantile(x, [a, 1 - a], axis=-1)
+    return lo, hi

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import textwrap
 
+from .render import CORRECTION_NAMES
+
 _WRAP = 24          # characters a line of a row's label
 _MAX_LINES = 2      # lines a label may take (longer names are shortened in the middle)
 _WON, _TIED, _LOST = "#2b8c6b", "#c9c9c9", "#c44e52"
@@ -236,9 +238,8 @@ def plot_comparison(c, path, measure):
         ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
 
     n_queries = (sum(means[(c.baseline, s, measures[0])]["n_queries"] for s in segments))
-    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
     n_tests = c.tests.num_rows
-    how = (f"{corr[c.correction]}-corrected over {n_tests} comparison{'s' * (n_tests != 1)}"
+    how = (f"{CORRECTION_NAMES[c.correction]}-corrected over {n_tests} comparison{'s' * (n_tests != 1)}"
            if c.correction != "none" else "not corrected")
     by = f" by {_short(c.segment_name)}" if c.segment_name not in (None, "segment") else ""
     fig.suptitle(f"{len(c.system_names)} systems on {n_queries:,} queries"

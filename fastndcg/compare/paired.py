@@ -28,12 +28,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _kernels as K
-from ._arrow import as_numpy, from_numpy, id_hash, plain_ids
-from .chunks import Chunk, regroup
-from .partition import Options, PartitionResult, Scored, Scorer, score_partition
-from .pieces import Edges, in_order
-from .report import Rows, Totals
+from .. import _kernels as K
+from .._arrow import as_numpy, from_numpy, id_hash, plain_ids
+from ..chunks import Chunk, regroup
+from ..partition import Options, PartitionResult, Scored, Scorer, score_partition
+from ..parts import Rows
+from ..pieces import Edges, in_order
+from ..totals import Totals
 
 __all__ = ["Plan", "PairedScorer", "Stats", "paired_partition", "merge_pieces",
            "segment_of", "bucket_key"]

@@ -1,0 +1,267 @@
+"""The settings of a comparison: :func:`fastndcg.compare`'s arguments, validated.
+
+:func:`settings` checks every argument of a comparison before anything is read,
+the same way for every engine (``fastndcg.compare``, ``fastndcg.dask.compare``,
+``fastndcg.spark.compare``): a keyword none of them takes is refused by name, an
+argument of another engine with where it belongs, and each value with the fix.
+It returns the :class:`Settings` every later step reads.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .. import _core as C
+from .. import _validate as V
+from .. import measures as M
+from ..evaluate import check_options
+from ..presets import DEFAULT_K
+from .stats import CORRECTIONS
+
+__all__ = ["Settings", "settings", "check_arguments", "check_log_only", "check_keywords",
+           "check_memory", "TESTS", "CORRECTIONS", "METHODS", "SCALE_QUERIES",
+           "DEFAULT_BUCKETS", "WILCOXON_AT_SCALE", "ENGINES", "ENGINE_ARGUMENTS",
+           "RUN_ARGUMENTS", "EVAL_DEFAULTS"]
+
+TESTS = ("randomization", "t", "wilcoxon")
+METHODS = ("auto", "queries", "buckets")
+SCALE_QUERIES = 1_000_000  # method="auto": query-level methods up to this many queries
+DEFAULT_BUCKETS = 1000
+WILCOXON_AT_SCALE = (
+    "the Wilcoxon signed-rank test ranks every query's |difference| against all the "
+    "others, which needs all the values at once, and {why}; compare with the "
+    "randomization and t tests (the default at this size), compare a sample of queries, "
+    "or pass method='queries' to hold every value in memory")
+
+
+# evaluate's options that compare sets itself, or that have no meaning for a comparison
+_NOT_OPTIONS = {
+    "score": "systems= names the score columns",
+    "per_query": "the per-query values are kept in Comparison.per_query",
+    "explain": "explain is for evaluate; compare keeps the per-query values only",
+    "weight": "the tests weigh every query once; weighted comparisons are not supported",
+}
+
+
+# The engines of a comparison and the arguments only one of them takes (name -> (the
+# function that takes it, what it is)); every engine also takes compare's own keyword
+# arguments and the evaluation options it passes on (EVAL_DEFAULTS).
+ENGINES = ("fastndcg.compare", "fastndcg.dask.compare", "fastndcg.spark.compare")
+ENGINE_ARGUMENTS = {
+    "client": ("fastndcg.dask.compare", "the distributed.Client of the Dask cluster to run on"),
+    "workers": ("fastndcg.dask.compare", "the worker processes of a local Dask cluster it "
+                                         "starts"),
+    "partition_rows": ("fastndcg.dask.compare", "the rows of a Dask partition"),
+    "spark": ("fastndcg.spark.compare", "the SparkSession to run in"),
+    "order": ("fastndcg.spark.compare", "a column whose ascending order is each query's input "
+                                        "order, which Spark's shuffle does not keep; on one "
+                                        "machine and on Dask rows keep their order in the log"),
+    "partitions": ("fastndcg.spark.compare", "the Spark tasks the log is cut into"),
+}
+# The keywords every engine's compare takes itself, beside those settings() checks.
+RUN_ARGUMENTS = ("progress",)
+# The evaluation options a comparison passes on to each system's evaluation, with
+# evaluate's defaults.
+EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,
+                     ties=None, log_base=None, zero_idcg=None, nan_scores=None,
+                     negative_labels=None, complete=False, batch_rows=1 << 20,
+                     score_precision=None, preset=None, measure=None, rel=None)
+_RESAMPLE_BYTES = 4 << 30  # the resampled means kept for the intervals and p-values
+
+
+def check_keywords(where: str, given) -> None:
+    """The keywords that ``where`` (one of ENGINES) caught in its ``**kwargs`` are
+    evaluation options it passes on; any other is refused by name (the one check of
+    every engine), one that belongs to another engine with where it belongs."""
+    if where not in ENGINES:
+        raise ValueError(f"where must be one of {', '.join(map(repr, ENGINES))}, got "
+                         f"{V.shown(where)}")
+    # what the suggestions are drawn from: every keyword ``where`` takes (compare's
+    # own keyword arguments are those settings() checks, and RUN_ARGUMENTS)
+    takes = [p.name for p in inspect.signature(settings).parameters.values()
+             if p.kind is p.KEYWORD_ONLY] + list(RUN_ARGUMENTS)
+    takes += [n for n in EVAL_DEFAULTS if n not in takes]
+    takes += [n for n, (owner, _) in ENGINE_ARGUMENTS.items() if owner == where]
+    elsewhere = {n: f"it is an argument of {owner}() ({what}); drop it here, or call "
+                    f"{owner}() to run there"
+                 for n, (owner, what) in ENGINE_ARGUMENTS.items() if owner != where}
+    elsewhere.update(_NOT_OPTIONS)
+    V.keywords(given, takes, where, elsewhere)
+
+
+def _whole(value, name: str, lo: int, hi: int | None, says: str, fix: str = ""):
+    """One of compare's whole-number arguments: an int (NumPy's too; not a bool) in
+    [lo, hi]; ``says`` words the range."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+            or value < lo or (hi is not None and value > hi)):
+        raise ValueError(f"{name} must be a whole number {says}, got {V.shown(value)}"
+                         + (f"; {fix}" if fix else ""))
+    return int(value)
+
+
+def _systems(systems, qrels) -> tuple[list[str], list]:
+    """(names, what to evaluate for each): score columns in list mode, runs with qrels."""
+    if isinstance(systems, (str, os.PathLike)):
+        raise TypeError(f"systems must list at least two systems (score columns, or runs with "
+                        f"qrels=...), got the single {type(systems).__name__} {systems!r}")
+    if isinstance(systems, Mapping):
+        names, items = list(systems.keys()), list(systems.values())
+        for n in names:
+            if not isinstance(n, str) or not n:
+                raise TypeError(f"systems: the names of a dict must be non-empty strings, got "
+                                f"{n!r}")
+    elif isinstance(systems, Sequence):
+        items = list(systems)
+        if qrels is None:
+            names = items
+        else:
+            names = [os.path.basename(os.fspath(x)) if isinstance(x, (str, os.PathLike))
+                     else None for x in items]
+            if None in names:
+                raise TypeError("systems: runs given as tables need names; pass a dict "
+                                "{name: run}")
+    else:
+        raise TypeError(f"systems must be a list of score columns, or a dict {{name: column or "
+                        f"run}}; got {type(systems).__name__}")
+    if len(items) < 2:
+        raise ValueError(f"compare needs at least two systems, got {len(items)}: {names!r}; "
+                         f"add the baseline and the system(s) to compare with it")
+    if qrels is None:
+        for col in items:
+            if not isinstance(col, str):
+                raise TypeError(f"systems: without qrels a system is a score column of the log "
+                                f"(a str), got {col!r}; to compare runs, pass qrels=...")
+    for n in names:
+        if names.count(n) > 1:
+            raise ValueError(f"systems: {n!r} is named twice; give each system once (runs "
+                             f"with the same file name need a dict of distinct names)")
+    return [str(n) for n in names], items
+
+
+@dataclass
+class Settings:
+    """A comparison's arguments, checked: the systems' names and what each one
+    evaluates (a score column, or a run), the baseline's index and the rest."""
+    names: list[str]
+    items: list
+    base: int
+    confidence: float
+    n_resamples: int
+    seed: int
+    tests: tuple
+    correction: str
+    segment: Any
+    options: dict
+    method: str = "auto"
+    n_buckets: int = 1000
+    tests_named: bool = False  # tests= given (else: every test the method has)
+
+
+def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrels=None,
+             segment=None, k=10, confidence=0.95, n_resamples=10_000, seed=0, tests=None,
+             correction="holm", method="auto", buckets=DEFAULT_BUCKETS,
+             **options) -> Settings:
+    """:func:`fastndcg.compare`'s arguments, validated without reading anything, as
+    ``where`` (one of ENGINES: the engine's own arguments are not among them) takes
+    them.
+
+    >>> st = settings(["score_a", "score_b"], baseline="score_b", k=[5, 10])
+    >>> st.names, st.base, st.tests, st.options["k"]
+    (['score_a', 'score_b'], 1, ('randomization', 't', 'wilcoxon'), [5, 10])
+    """
+    check_keywords(where, options)  # first, as Python refuses an unknown keyword
+    names, items = _systems(systems, qrels)
+    if baseline is None:
+        base = 0
+    elif baseline in names:
+        base = names.index(baseline)
+    else:
+        raise ValueError(f"baseline={baseline!r} is not among the systems "
+                         f"{', '.join(map(repr, names))}; name one of them (by default the "
+                         f"first is the baseline)")
+    if (not isinstance(confidence, numbers.Real) or isinstance(confidence, (bool, np.bool_))
+            or not 0 < confidence < 1):  # (NumPy's floats too)
+        raise ValueError(f"confidence must be a number between 0 and 1 (exclusive), e.g. 0.95; "
+                         f"got {V.shown(confidence)}")
+    _whole(n_resamples, "n_resamples", 1, None, ">= 1", "the default 10000 suits most "
+           "comparisons (fewer run faster, with noisier intervals and p-values)")
+    _whole(seed, "seed", 0, 2 ** 64 - 1, "in [0, 2**64)", "pass an int such as seed=0 (the "
+           "default)")
+    C.check_choice("method", method, METHODS)
+    _whole(buckets, "buckets", 2, 1 << 20, f"from 2 to 1048576 (hashed buckets of queries "
+           f"that large comparisons resample; default {DEFAULT_BUCKETS:,})")
+    explicit = tests is not None
+    if tests is None:
+        tests = TESTS
+    if isinstance(tests, str):
+        tests = tuple(t.strip() for t in tests.split(",") if t.strip())
+    if not isinstance(tests, (list, tuple)) or not tests:
+        raise ValueError(f"tests must name one or more of {', '.join(map(repr, TESTS))}, got "
+                         f"{tests!r}")
+    for t in tests:
+        C.check_choice("tests", t, TESTS)
+    if method == "buckets" and explicit and "wilcoxon" in tests:
+        raise ValueError(WILCOXON_AT_SCALE.format(why="method='buckets' keeps no per-query "
+                                                      "values"))
+    if qrels is not None and method == "buckets":
+        raise ValueError("method='buckets' streams a log whose score columns are the systems; "
+                         "runs compared against qrels are lined up query by query in memory: "
+                         "use method='auto' (buckets above "
+                         f"{SCALE_QUERIES:,} queries) or 'queries'")
+    C.check_choice("correction", correction, CORRECTIONS)
+    if segment is not None and not isinstance(segment, (str, Mapping, pa.Table)):
+        raise TypeError(f"segment must be a column name, or a mapping from query id to "
+                        f"segment (a dict, or a pyarrow Table of two columns: query id and "
+                        f"segment); got {type(segment).__name__}")
+    if isinstance(segment, pa.Table) and segment.num_columns != 2:
+        raise ValueError(f"segment as a table needs exactly two columns (query id, segment), "
+                         f"got {segment.column_names}")
+    if options.get("measure") is not None:  # measures named as trec_eval / ir_measures do
+        if k != 10:
+            raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
+                             f"{options['measure']!r}, not both")
+        k = DEFAULT_K  # evaluate's "k not given"
+    options = dict(options, k=k)
+    # every evaluation option is checked before anything is read
+    opts, _ = check_options(qrels=qrels, score=items[0] if qrels is None else "score",
+                            **{n: options.get(n, d) for n, d in EVAL_DEFAULTS.items()})
+    for m in opts.others:  # the tests compare arithmetic means of per-query values
+        if M.REGISTRY[m.kind].summary == "gm":
+            raise ValueError(f"compare tests differences of arithmetic means, but "
+                             f"{m.column(opts.rel)!r} is averaged as a geometric mean; compare "
+                             f"its per-query measure instead ('map' for gm_map, 'bpref' for "
+                             f"gm_bpref)")
+    # the memory of one group is known now: refuse before reading the log
+    check_memory(1, int(n_resamples), len(names), len(opts.names))
+    return Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
+                    tuple(t for t in TESTS if t in tests), correction, segment, options,
+                    method, int(buckets), explicit)
+
+
+def check_arguments(systems, **kwargs) -> None:
+    """Validate :func:`fastndcg.compare`'s arguments without reading anything (the command
+    line calls it first, to tell usage errors from bad data)."""
+    settings(systems, **kwargs)
+
+
+def check_log_only(kwargs: dict, where: str) -> None:
+    """A distributed comparison compares the score columns of a log."""
+    if kwargs.get("qrels") is not None:
+        raise ValueError(f"{where} compares the score columns of a log; compare runs against "
+                         f"qrels on one machine with fastndcg.compare")
+
+
+def check_memory(n_groups: int, n_resamples: int, n_systems: int, n_cutoffs: int) -> None:
+    """The resampled means kept (bootstrap, then the null of each pair) must fit."""
+    need = 8 * n_groups * n_resamples * (2 * n_systems - 1) * n_cutoffs
+    if need > _RESAMPLE_BYTES:
+        raise ValueError(f"n_resamples={n_resamples:,} would hold {need / 2**30:.1f} GiB of "
+                         f"resampled means ({n_groups} segment(s) x {n_systems} systems x "
+                         f"{n_cutoffs} cutoff(s)); use fewer resamples, segments or cutoffs")
