@@ -18,6 +18,9 @@ it, in the manner of scikit-learn's ``validate_params``:
   (:func:`bound`) and applies each option's validator (:func:`check`), then the
   rules that span options (a preset, ``measure`` against ``k``, ``complete``
   needs ``qrels``, ...).
+* The command line's parser (:mod:`fastndcg.cli.parser`) adds one argument an
+  option: its flags, help, choices, metavar, default and the reader of its text
+  come from here.
 
 So adding an option is one :class:`Option` here plus the code that uses it.
 This module imports nothing heavy: ``fastndcg --help`` reads it; the validators
@@ -35,7 +38,7 @@ import argparse
 import functools
 import inspect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from . import _validate as V
