@@ -29,15 +29,6 @@ TIES = {"average": K.AVERAGE, "stable": K.STABLE, "optimistic": K.OPTIMISTIC,
          "pessimistic": K.PESSIMISTIC}
 
 
-ZERO_IDCG = ("zero", "one", "nan", "error")
-
-
-NAN_SCORES = ("error", "last")
-
-
-NEGATIVE_LABELS = ("error", "zero", "keep")
-
-
 HIST_LABELS = 32  # integer labels 0..31 are counted for IDCG instead of selected
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from . import _core as C
 from . import _kernels as K
 from . import _validate as V
+from . import options as O
 from .presets import resolve
 
 ArrayLike = Any
@@ -223,8 +224,8 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict):
                          "'average', 'stable', 'optimistic' or 'pessimistic'")
     tmode = C.TIES[C.check_choice("ties", ties, tuple(C.TIES))]
     base = C.parse_log_base(log_base)
-    C.check_choice("nan_scores", nan_scores, C.NAN_SCORES)
-    C.check_choice("negative_labels", negative_labels, C.NEGATIVE_LABELS)
+    O.check("nan_scores", nan_scores)
+    O.check("negative_labels", negative_labels)
     scores = _column(scores, "scores")
     if options["score_precision"] == "float32" and scores.dtype != np.float32:
         scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
@@ -284,7 +285,7 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
                       zero_idcg=zero_idcg, nan_scores=nan_scores,
                       negative_labels=negative_labels, score_precision=score_precision)
-    zero_idcg = C.check_choice("zero_idcg", options["zero_idcg"], C.ZERO_IDCG)
+    zero_idcg = O.check("zero_idcg", options["zero_idcg"])
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
         scores, labels, offsets, query_ids, k, options)
     dcg_v, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
@@ -328,7 +329,7 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     cutoffs, multi = C.parse_cutoffs(k)
     gain_spec = C.parse_gain(gain)
     base = C.parse_log_base(log_base)
-    C.check_choice("negative_labels", negative_labels, C.NEGATIVE_LABELS)
+    O.check("negative_labels", negative_labels)
     batch = _group(None, _column(labels, "labels"), offsets, query_ids)
     batch.scores = np.zeros(0)  # unused; float64 shares ndcg's compiled specialisation
     info = C.check_values(batch, gain_spec, "error", negative_labels, check_scores=False)
@@ -385,7 +386,7 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
                       zero_idcg=zero_idcg, nan_scores=nan_scores,
                       negative_labels=negative_labels, score_precision=score_precision)
-    zero_idcg = C.check_choice("zero_idcg", options["zero_idcg"], C.ZERO_IDCG)
+    zero_idcg = O.check("zero_idcg", options["zero_idcg"])
     M.check_ties(parsed.others, options["ties"], parsed.rel, options["negative_labels"])
     k = parsed.ndcg if parsed.ndcg else [1]
     batch, cutoffs, _, gain_spec, tmode, base, info = _prepare(

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -59,9 +58,9 @@ from . import _validate as V
 from . import io
 from ._arrow import as_numpy
 from .chunks import regroup
-from .presets import DEFAULT_K
+from .options import takes_options
 from .partition import explain_columns
-from .partition import (OPTION_NAMES, Options, PartitionResult, Scorer, check_options,
+from .partition import (Options, PartitionResult, Scorer, check_options,
                         read_as, score_partition)
 from .qrels import Qrels, load_qrels
 from .output import Output
@@ -284,16 +283,10 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
     return pieces, table.schema, src.describe, io.input_paths(source), True
 
 
-def evaluate(source, *, client=None, workers: int | None = None, per_query=None, qrels=None,
-             query: str = "query_id", doc: str = "doc_id", score: str = "score",
-             label: str = "label", k: int | None | Sequence[int] = DEFAULT_K,
-             gain=None, ties: str | None = None, log_base: float | None = None,
-             zero_idcg: str | None = None, nan_scores: str | None = None,
-             negative_labels: str | None = None, complete: bool = False,
-             score_precision: str | None = None, preset: str | None = None,
-             measure=None, rel: int | None = None, weight: str | None = None, explain=False,
+@takes_options("fastndcg.dask.evaluate")
+def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
-             progress: bool = False) -> Report:
+             progress: bool = False, **options) -> Report:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.
 
     Parameters
@@ -310,6 +303,8 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
         (a shared file system).
     partition_rows : a Parquet file with more rows is cut into partitions of about
         this many rows, at row-group boundaries.
+    **options : the evaluation options (:data:`fastndcg.options.OPTIONS`), as
+        :func:`fastndcg.evaluate` takes them.
     Everything else: as :func:`fastndcg.evaluate`.
 
     Example
@@ -319,7 +314,8 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     """
     _require()
     started = time.perf_counter()
-    opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
+    opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
+    qrels = options.get("qrels")
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
             "default 16777216 suits most clusters")
     progress = V.flag(progress, "progress")
@@ -331,8 +327,8 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     output = Output(per_query, inputs, directory=True)
     client_, cluster = None, None
     try:
-        judged = None if qrels is None else load_qrels(qrels, query, doc, label, opts.gain,
-                                                       opts.negative_labels)
+        judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
+                                                       opts.gain, opts.negative_labels)
         client_, cluster = _client(client, workers)
         report = _run(client_, source, roles, opts, judged, output, batch_rows, partition_rows)
     except BaseException:

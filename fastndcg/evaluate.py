@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
-from typing import Any, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,9 +28,9 @@ import pyarrow.compute as pc
 from . import io
 from . import _validate as V
 from ._progress import Progress
-from .presets import DEFAULT_K
+from .options import takes_options
 from .partition import explain_columns
-from .partition import OPTION_NAMES, Options, Scorer, check_options, read_as, score_partition
+from .partition import Options, Scorer, check_options, read_as, score_partition
 from .qrels import Qrels, load_qrels
 from .output import Output
 from .parts import PartWriter, result_schema, runid_part
@@ -78,14 +78,9 @@ def open_run(source, opts: Options, roles: dict, batch_rows: int,
                           trec=trec if opts.qrels_mode else None)
 
 
-def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id",
-             score: str = "score", label: str = "label", k: int | None | Sequence[int] = DEFAULT_K,
-             gain=None, ties: str | None = None, log_base: float | None = None,
-             zero_idcg: str | None = None, nan_scores: str | None = None,
-             negative_labels: str | None = None, complete: bool = False,
-             score_precision: str | None = None, preset: str | None = None,
-             measure=None, rel: int | None = None, weight: str | None = None, explain=False, per_query=None,
-             progress: bool = False, batch_rows: int = 1 << 20) -> Report:
+@takes_options("fastndcg.evaluate")
+def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int = 1 << 20,
+             **options) -> Report:
     """NDCG@k, and any other measure, of every query of a search log, streamed in
     record batches.
 
@@ -95,38 +90,8 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
         Dataset / RecordBatchReader, or a pandas or polars DataFrame, one row per
         (query, item). With ``qrels`` also a TREC run file (``qid Q0 docno rank
         score tag``, optionally compressed).
-    qrels : judgments (TREC qrels file ``qid iter docno rel``, Parquet or a table
-        with columns ``query``, ``doc``, ``label``). Qrels mode: a run row's label
-        is its judgment (0 when unjudged), IDCG uses every judged document of the
-        query, run queries without judgments are left out (``n_unjudged``).
-    query, doc, score, label : column names. ``doc`` is read in qrels mode and
-        for ``ties="trec"``; ``label`` is not read from a run in qrels mode.
-    k, gain, ties, log_base, zero_idcg, nan_scores, negative_labels, score_precision :
-        as :func:`fastndcg.ndcg`; ``ties="trec"`` (score descending, then document
-        id descending as strings) is trec_eval's rule and needs document ids.
-    preset : a tool's semantics by name: "trec_eval", "pytrec_eval", "sklearn",
-        "lightgbm", "xgboost", "xgboost-" (see :mod:`fastndcg.presets`); options
-        given explicitly override it.
-    measure : the measures, instead of ``k`` (NDCG cutoffs): named as trec_eval
-        does (``"ndcg_cut.5,10"``, ``"map"``, ``"P.5,10"``, ``"recall.100"``,
-        ``"recip_rank"``, ``"Rprec"``, ``"success.10"``, ``"num_rel_ret"``; a name
-        with cutoffs and none given takes trec_eval's default cutoffs), as
-        ir_measures does (``"nDCG@10"``, ``"AP"``, ``"AP(rel=2)@100"``,
-        ``"RR@10"``, ``"P@5"``, ``"R@1000"``, ``"Success@10"``, ``"Judged@10"``,
-        ``"NumRet"``), or by fastndcg's column names (``"ap@100"``, ``"p@5"``); a
-        string (several separated by spaces) or a list. Every measure comes from
-        one ranking of each query, under the same ``ties`` rule. Output columns
-        use fastndcg's names: NDCG first (``ndcg@10``), then the others in the
-        order named (``ap``, ``rr@10``, ``p@5``, ``ap(rel=2)``; see
-        :mod:`fastndcg.measures`). ``Judged@k`` needs ``qrels``.
-    rel : the relevance threshold of the binary measures that do not name one: a
-        document is relevant when its label is >= rel (default 1; trec_eval's
-        ``-l``). In qrels mode R (the denominator of recall, AP and R-precision)
-        counts the query's relevant judged documents, retrieved or not, and
-        grades are read as judged (before ``negative_labels``); in list mode the
-        list is the whole judged set, so R counts the relevant items of the list.
-    complete : qrels mode: score judged queries missing from the run as 0
-        (trec_eval ``-c``); by default they are left out and counted (``n_missing``).
+    **options : the evaluation options (:data:`fastndcg.options.OPTIONS`), each
+        listed here with what it means.
     per_query : ``None`` (default) keeps the per-query table in memory; a path
         writes it as it is produced, to a ``.parquet`` / ``.csv`` file or, for any
         other name or an existing directory, to a directory of Parquet parts, and
@@ -135,16 +100,6 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
         target is checked before anything is read: it must not be (or be inside,
         or hold) a file the evaluation reads, and it is written only when the
         evaluation succeeds.
-    weight : a column of query weights (constant within a query, finite, >= 0) for
-        weighted means (e.g. traffic); ``per_query`` then carries it. With ``None``
-        every query counts once.
-    explain : per-query columns that show why a query scored what it did: True
-        (all that apply) or a list of "dcg" (``dcg@K``), "idcg" (``idcg@K``),
-        "n_relevant" (items with a gain above 0 in the ideal list: in qrels mode,
-        the query's judged documents), and in qrels mode "n_judged" (judged
-        documents of the query) and "judged" (``judged@K``: the fraction of the
-        top min(K, n) ranked documents that have a judgment, ties counted as
-        ``ties`` ranks them).
     progress : draw a progress bar with rows/s on stderr.
     batch_rows : rows per record batch read (memory vs. per-batch overhead).
 
@@ -166,12 +121,13 @@ def evaluate(source, *, qrels=None, query: str = "query_id", doc: str = "doc_id"
     """
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
+    opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
+    qrels = options.get("qrels")
     inputs = io.input_paths(source) + (io.input_paths(qrels) if qrels is not None else [])
     output = Output(per_query, inputs)
     try:
-        judged = None if qrels is None else load_qrels(qrels, query, doc, label, opts.gain,
-                                                       opts.negative_labels)
+        judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
+                                                       opts.gain, opts.negative_labels)
         src = open_run(source, opts, roles, batch_rows)
         report = _run(src, read_as(opts, source), judged, output, progress)
     except BaseException:
@@ -202,8 +158,9 @@ def _shown(source) -> str:
     return repr(source) if isinstance(source, str) else f"<{type(source).__name__}>"
 
 
-def evaluate_runs(runs, *, qrels=None, runid: str = "tag", per_query=None,
-                  progress: bool = False, batch_rows: int = 1 << 20, **options) -> Runs:
+@takes_options("fastndcg.evaluate.evaluate_runs")
+def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = False,
+                  batch_rows: int = 1 << 20, **options) -> Runs:
     """Several runs (or logs) evaluated one after another in this process, each
     exactly as :func:`evaluate` would evaluate it alone, the qrels read once.
 
@@ -222,8 +179,8 @@ def evaluate_runs(runs, *, qrels=None, runid: str = "tag", per_query=None,
         part a run), ``False`` none; the first column is ``runid``. Each run's
         results are staged as the run is scored, so memory does not grow with the
         number of runs (except with ``None``).
-    options : :func:`evaluate`'s (``k``, ``measure``, ``gain``, ``ties``,
-        ``preset``, ``complete``, ``rel``, column names, ...), the same for every run.
+    **options : the evaluation options (:data:`fastndcg.options.OPTIONS`), the
+        same for every run.
 
     A run that fails (a malformed line, no judged query) stops the evaluation
     with :func:`evaluate`'s error, which names the file; nothing is written then.
@@ -236,11 +193,8 @@ def evaluate_runs(runs, *, qrels=None, runid: str = "tag", per_query=None,
     items = [_run_item(r) for r in (runs.items() if isinstance(runs, Mapping) else runs)]
     if not items:
         raise ValueError("runs is empty: give at least one run")
-    for name, default in (("k", DEFAULT_K), ("query", "query_id"), ("doc", "doc_id"),
-                          ("score", "score"), ("label", "label")):
-        options.setdefault(name, default)
-    opts, roles = check_options(qrels=qrels, per_query=per_query, batch_rows=batch_rows,
-                                **options)
+    opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
+    qrels = options.get("qrels")
     # runids known without reading anything are checked before anything is read
     taken: dict = {}
     names = []

@@ -28,7 +28,8 @@ from . import measures as M
 from ._arrow import from_numpy, numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
-from .presets import DEFAULT_K, resolve
+from . import options as O
+from .presets import DEFAULT_K, SEMANTIC_OPTIONS, resolve
 from .parts import PartWriter, Rows
 from .totals import Totals
 
@@ -72,11 +73,6 @@ class Options:
 ORDERED = ("trec", "ranx")
 
 
-OPTION_NAMES = ("qrels", "query", "doc", "score", "label", "k", "gain", "ties", "log_base",
-                "zero_idcg", "nan_scores", "negative_labels", "complete", "batch_rows",
-                "score_precision", "preset", "measure", "weight", "explain", "per_query", "rel")
-
-
 MAX_BATCH_ROWS = 1 << 31  # rows a batch may hold (Arrow's reader takes an int64)
 
 
@@ -105,22 +101,28 @@ def read_as(opts: Options, source) -> Options:
     return opts
 
 
-def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, log_base=None,
-                  zero_idcg=None, nan_scores=None, negative_labels=None, complete=False,
-                  batch_rows=1 << 20, score_precision=None, preset=None, measure=None,
-                  weight=None, explain=False, per_query=None, rel=None) -> tuple[Options, dict]:
+def check_options(*, per_query=None, batch_rows: int = 1 << 20,
+                  where: str = "fastndcg.evaluate.check_options", **given
+                  ) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
-    the columns to read (name -> role). The command line calls it first, to tell
-    usage errors (exit 2) from bad data (exit 1). Semantic options left None come
-    from ``preset`` (:mod:`fastndcg.presets`), else fastndcg's defaults. ``measure``
-    names the cutoffs (and gain) as trec_eval or ir_measures do, instead of ``k``."""
+    the columns to read (name -> role). ``given``: the evaluation options given
+    (:data:`fastndcg.options.OPTIONS`; the others take their defaults, an unknown
+    one is refused in the name of ``where``); ``per_query`` and ``batch_rows``:
+    the caller's, which some options depend on. The command line calls it first,
+    to tell usage errors (exit 2) from bad data (exit 1). Each option goes through
+    its validator (:func:`fastndcg.options.check`), here in the order that the
+    rules spanning options need. Semantic options left None come from ``preset``
+    (:mod:`fastndcg.presets`), else fastndcg's defaults. ``measure`` names the
+    cutoffs (and gain) as trec_eval or ir_measures do, instead of ``k``."""
+    o = O.bound(given, where)
+    qrels, k, measure, preset, gain = o["qrels"], o["k"], o["measure"], o["preset"], o["gain"]
     others: list = []
-    default_rel = 1 if rel is None else M.check_rel(rel)
+    default_rel = 1 if o["rel"] is None else O.check("rel", o["rel"])
     if measure is not None:
         if k is not DEFAULT_K:
             raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
                              f"{measure!r}, not both; name NDCG in measure, e.g. 'nDCG@10'")
-        parsed = M.parse(measure, default_rel, ranx=preset == "ranx")
+        parsed = O.check("measure", measure, rel=default_rel, ranx=preset == "ranx")
         k, implied, others = parsed.ndcg, parsed.gain, parsed.others
         if implied is not None:
             if gain is not None and not C.same_gain(gain, implied):
@@ -132,34 +134,29 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
                 raise ValueError(f"measure {m.column(default_rel)!r} counts judged documents, "
                                  f"so it needs judgments: pass qrels=...; in list mode every "
                                  f"item is judged")
-    sem = resolve(preset, "log" if qrels is None else "qrels", gain=gain, ties=ties,
-                  log_base=log_base, zero_idcg=zero_idcg, nan_scores=nan_scores,
-                  negative_labels=negative_labels, score_precision=score_precision)
-    gain, ties, log_base = sem["gain"], sem["ties"], sem["log_base"]
-    zero_idcg, nan_scores, negative_labels = sem["zero_idcg"], sem["nan_scores"], sem["negative_labels"]
-    cutoffs = C.parse_cutoffs(k)[0] if (k or not others) else []
-    gain_spec = C.parse_gain(gain)
-    ties = C.check_choice("ties", ties, (*C.TIES, *ORDERED))
-    M.check_ties(others, ties, default_rel, negative_labels)
+    sem = resolve(preset, "log" if qrels is None else "qrels",
+                  **{name: (gain if name == "gain" else o[name]) for name in SEMANTIC_OPTIONS})
+    cutoffs = O.check("k", k) if (k or not others) else []
+    gain_spec = O.check("gain", sem["gain"])
+    ties = O.check("ties", sem["ties"])
+    M.check_ties(others, ties, default_rel, sem["negative_labels"])
     tmode = K.STABLE if ties in ORDERED else C.TIES[ties]  # rows are put in that order
-    base = C.parse_log_base(log_base)
-    C.check_choice("zero_idcg", zero_idcg, C.ZERO_IDCG)
-    C.check_choice("nan_scores", nan_scores, C.NAN_SCORES)
-    C.check_choice("negative_labels", negative_labels, C.NEGATIVE_LABELS)
+    base = O.check("log_base", sem["log_base"])
+    zero_idcg, nan_scores, negative_labels = (O.check(name, sem[name]) for name in
+                                              ("zero_idcg", "nan_scores", "negative_labels"))
     names = ["ndcg" if c is None else f"ndcg@{c}" for c in cutoffs]
     if len(set(names)) != len(names):
         raise ValueError(f"k lists a cutoff twice: {cutoffs}; give each cutoff once")
     names += [m.column(default_rel) for m in others]
-    complete = V.flag(complete, "complete")
+    complete = O.check("complete", o["complete"])
     if complete and qrels is None:
         raise ValueError("complete=True scores judged queries missing from the run, so it "
                          "needs qrels=...; drop complete or pass the judgments")
     V.count(batch_rows, "batch_rows", hi=MAX_BATCH_ROWS, fix="rows read at once; the "
             "default 1048576 suits most logs")
-    for name, value in (("query", query), ("doc", doc), ("score", score), ("label", label)):
-        V.text(value, name, what="a column name")
-    if weight is not None:
-        V.text(weight, "weight", what="the name of a column of query weights")
+    query, doc, score, label = (O.check(name, o[name]) for name in ("query", "doc", "score",
+                                                                     "label"))
+    weight = O.check("weight", o["weight"])
     if weight is not None and complete:
         raise ValueError("complete=True scores judged queries that are absent from the run, "
                          "and those have no weight; drop complete or weight")
@@ -177,7 +174,7 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
     if len(roles) < (3 if qrels is not None or ties != "trec" else 4):
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
-    explain = parse_explain(explain, qrels is not None)
+    explain = O.check("explain", o["explain"], qrels_mode=qrels is not None)
     if explain and per_query is False:
         raise ValueError("explain adds per-query columns, but per_query=False keeps none; pass "
                          "per_query=None (a table) or a path, or drop explain")
@@ -191,31 +188,6 @@ def check_options(*, qrels, query, doc, score, label, k, gain=None, ties=None, l
                    sem["score_precision"], preset, weight, explain, tuple(others), default_rel,
                    M.layout(others, default_rel, trec9=preset == "pytrec_eval"))
     return opts, roles
-
-
-EXPLAIN = ("dcg", "idcg", "n_relevant", "n_judged", "judged")
-_QRELS_ONLY = ("n_judged", "judged")
-
-
-def parse_explain(explain, qrels_mode: bool) -> tuple:
-    """``explain=``: False (none), True (all that apply) or a list of names."""
-    if explain is False or explain is None:
-        return ()
-    if explain is True:
-        return tuple(e for e in EXPLAIN if qrels_mode or e not in _QRELS_ONLY)
-    if isinstance(explain, str):
-        explain = [p.strip() for p in explain.split(",") if p.strip()]
-    if not isinstance(explain, (list, tuple)) or not all(isinstance(e, str) for e in explain):
-        raise TypeError(f"explain takes True, False or a list of column kinds from "
-                        f"{', '.join(EXPLAIN)}; got {explain!r}")
-    for e in explain:
-        if e not in EXPLAIN:
-            raise ValueError(f"explain: unknown column kind {e!r}; choose from "
-                             f"{', '.join(map(repr, EXPLAIN))}")
-        if e in _QRELS_ONLY and not qrels_mode:
-            raise ValueError(f"explain={e!r} describes judgments, so it needs qrels=...; in "
-                             f"list mode every row is judged")
-    return tuple(e for e in EXPLAIN if e in explain)
 
 
 def _col(kind: str, cutoff) -> str:

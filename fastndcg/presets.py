@@ -62,7 +62,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "Preset", "resolve", "DEFAULTS", "SEMANTIC_OPTIONS", "DEFAULT_K"]
+__all__ = ["PRESETS", "Preset", "resolve", "DEFAULTS", "SEMANTIC_OPTIONS", "DEFAULT_K",
+           "SCORE_PRECISIONS", "check_preset", "check_score_precision"]
 
 # fastndcg's own defaults, used where neither the caller nor a preset sets an option
 DEFAULTS = {"gain": "exp2", "ties": "average", "log_base": 2.0, "zero_idcg": "zero",
@@ -115,10 +116,7 @@ def resolve(preset: str | None, context: str, **given) -> dict:
     "qrels" (``evaluate``). Raises for an unknown preset or a combination the
     preset cannot honour."""
     if preset is not None:
-        if not isinstance(preset, str) or preset not in PRESETS:
-            names = ", ".join(repr(n) for n in PRESETS)
-            raise ValueError(f"preset must be one of {names}; got {preset!r}")
-        p = PRESETS[preset]
+        p = PRESETS[check_preset(preset)]
         ties = given.get("ties")  # not yet validated: compare only a str with "trec"
         if context == "arrays" and preset == "ranx" and (
                 ties is None or (isinstance(ties, str) and ties == "ranx")):
@@ -142,9 +140,22 @@ def resolve(preset: str | None, context: str, **given) -> dict:
         base = dict(DEFAULTS)
     out = {name: (given[name] if given.get(name) is not None else base[name])
            for name in SEMANTIC_OPTIONS}
-    precision = out["score_precision"]
+    check_score_precision(out["score_precision"])
+    return out
+
+
+def check_preset(preset) -> str:
+    """A preset's name (one of :data:`PRESETS`)."""
+    if not isinstance(preset, str) or preset not in PRESETS:
+        names = ", ".join(repr(n) for n in PRESETS)
+        raise ValueError(f"preset must be one of {names}; got {preset!r}")
+    return preset
+
+
+def check_score_precision(precision) -> str:
+    """``score_precision``: one of :data:`SCORE_PRECISIONS`."""
     if not isinstance(precision, str) or precision not in SCORE_PRECISIONS:
         raise ValueError(f"score_precision must be 'float64' (scores compared as given) or "
                          f"'float32' (rounded to 32-bit floats first, as pytrec_eval and "
                          f"trec_eval 9.x do); got {precision!r}")
-    return out
+    return precision

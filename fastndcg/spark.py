@@ -67,21 +67,21 @@ import pickle
 import time
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import pyarrow as pa
 
 from . import _validate as V
 from . import io
 from .evaluate import check_nonempty, finish, id_type
-from .partition import (OPTION_NAMES, Options, Scorer, check_options, explain_columns,
+from .partition import (Options, Scorer, check_options, explain_columns,
                         score_partition)
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
 from .compare.stream import prepare, result, system_reports
 from .pieces import PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece, stitch
-from .presets import DEFAULT_K
+from .options import takes_options
 from .qrels import Qrels, load_qrels
 from .output import Output
 from .parts import PartWriter, result_schema
@@ -384,16 +384,10 @@ def _judgments(qrels, query: str, doc: str, label: str, opts: Options):
     return load_qrels(qrels, query, doc, label, opts.gain, opts.negative_labels)
 
 
-def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_query=None,
-             partitions: int | None = None, query: str = "query_id", doc: str = "doc_id",
-             score: str = "score", label: str = "label",
-             k: int | None | Sequence[int] = DEFAULT_K, gain=None, ties: str | None = None,
-             log_base: float | None = None, zero_idcg: str | None = None,
-             nan_scores: str | None = None, negative_labels: str | None = None,
-             complete: bool = False, score_precision: str | None = None,
-             preset: str | None = None, measure=None, rel: int | None = None,
-             weight: str | None = None, explain=False, batch_rows: int = COALESCE_ROWS,
-             progress: bool = False) -> Report:
+@takes_options("fastndcg.spark.evaluate")
+def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
+             partitions: int | None = None, batch_rows: int = COALESCE_ROWS,
+             progress: bool = False, **options) -> Report:
     """NDCG@k (and any other measure) of a log in Spark, scored on the executors.
 
     Parameters
@@ -415,6 +409,8 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
         the executors' cores); a shuffle: how many partitions the rows are hashed
         into by query (default: ``spark.sql.shuffle.partitions``).
     batch_rows : Spark's Arrow batches are joined to about this many rows.
+    **options : the evaluation options (:data:`fastndcg.options.OPTIONS`), as
+        :func:`fastndcg.evaluate` takes them; ``qrels`` may also be a Spark DataFrame.
     Everything else: as :func:`fastndcg.evaluate`.
 
     Example
@@ -426,7 +422,8 @@ def evaluate(source, *, spark=None, qrels=None, order: str | None = None, per_qu
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    opts, roles = check_options(**{n: v for n, v in locals().items() if n in OPTION_NAMES})
+    opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
+    qrels = options.get("qrels")
     roles = _with_order(order, roles)
     if order is not None:  # each query's rows are sorted by it on the executors
         opts = dataclasses.replace(opts, order=order)

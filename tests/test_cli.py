@@ -395,6 +395,59 @@ def test_help_exits_zero(capsys):
         assert command in out
 
 
+def _arguments(command: str) -> dict:
+    """dest -> argparse action of a subcommand, from the parser itself."""
+    import argparse
+    sub = next(a for a in cli.build_parser()._actions
+               if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return {a.dest: a for a in sub._actions}
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_the_option_arguments_come_from_the_specification(command):
+    """Each evaluation option a subcommand takes is the argument its specification
+    declares: flags, help, choices and default; evaluate takes every option,
+    compare those it passes on to every system (not the score, weight or explain
+    columns of one evaluation)."""
+    from fastndcg.options import OPTIONS
+    from fastndcg.presets import PRESETS
+    actions = _arguments(command)
+    for option in OPTIONS.values():
+        if command == "compare" and not option.compared:
+            assert option.dest not in actions, option.name
+            continue
+        action = actions[option.dest]
+        assert tuple(action.option_strings) == option.flags, option.name
+        if not (command == "compare" and option.name in ("k", "qrels")):  # worded for compare
+            assert action.help == option.help and action.default is option.default, option.name
+        assert action.choices == (None if option.choices is None else list(option.choices))
+    assert actions["preset"].choices == list(PRESETS)
+    if command == "compare":  # fastndcg.compare's k=10
+        assert actions["k"].default == [10] and "each is tested" in actions["k"].help
+        assert actions["qrels"].help == "judgments: compare the runs given against them"
+
+
+def test_options_given_on_the_command_line_reach_evaluate_as_given():
+    """Every option the evaluate subcommand parses becomes the keyword of the same
+    name, its text read into the value the Python API takes."""
+    from fastndcg.options import OPTIONS, from_args
+    argv = ["evaluate", "run.txt", "--qrels", "q.txt", "-m", "map", "-m", "P@5", "-l", "2",
+            "--preset", "trec_eval", "--gain", "0,1,3", "--ties", "stable", "--zero-idcg",
+            "one", "--log-base", "10", "--nan-scores", "last", "--negative-labels", "keep",
+            "--score-precision", "float32", "--complete", "--query-col", "q", "--doc-col", "d",
+            "--label-col", "l", "--score-col", "s", "--explain", "--weight-col", "w"]
+    options = from_args(cli.build_parser().parse_args(argv))
+    assert options == {"qrels": "q.txt", "k": (1, 3, 5, 10), "measure": ["map", "P@5"],
+                       "rel": 2, "preset": "trec_eval", "gain": [0.0, 1.0, 3.0],
+                       "ties": "stable", "zero_idcg": "one", "log_base": 10.0,
+                       "nan_scores": "last", "negative_labels": "keep",
+                       "score_precision": "float32", "complete": True, "query": "q", "doc": "d",
+                       "label": "l", "score": "s", "explain": True, "weight": "w"}
+    assert set(options) == set(OPTIONS)
+    explain = from_args(cli.build_parser().parse_args(["evaluate", "x", "--explain", "dcg,idcg"]))
+    assert explain["explain"] == "dcg,idcg" and explain["k"] is fastndcg.presets.DEFAULT_K
+
+
 # --------------------------------------------------------------------------- bad input
 
 # (id, arguments, exit status, texts the message must contain); {d} is the data folder

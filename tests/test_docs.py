@@ -247,11 +247,11 @@ def test_the_oracle_is_documented_function_by_function(site):
 # --------------------------------------------------------------------------- command line
 
 def test_every_command_line_option_is_documented(site):
-    from fastndcg.cli import _parser
+    from fastndcg.cli import build_parser
 
     html = (site / "guide" / "cli" / "index.html").read_text(encoding="utf-8")
     ids = anchors(site, "guide/cli")
-    root = _parser()
+    root = build_parser()
     subs = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction)).choices
     assert {"evaluate", "compare", "demo", "warmup", "synth"} <= set(subs)
     undocumented, no_help = [], []
@@ -273,12 +273,12 @@ def test_every_command_line_option_is_documented(site):
 
 def test_the_command_line_page_shows_each_help_text(site):
     """The generated page carries the parser's words, not a stale copy."""
-    from fastndcg.cli import _parser
+    from fastndcg.cli import build_parser
 
     text = re.sub(r"<[^>]+>", "", (site / "guide" / "cli" / "index.html").read_text(encoding="utf-8"))
     text = " ".join(text.replace("&#124;", "|").replace("&gt;", ">").replace("&lt;", "<")
                     .replace("&amp;", "&").replace("&quot;", '"').replace("&#39;", "'").split())
-    root = _parser()
+    root = build_parser()
     subs = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction)).choices
     for command, parser in subs.items():
         for action in parser._actions:

@@ -962,3 +962,67 @@ def test_categorical_query_ids_in_parquet(tmp_path, log):
     strings = log.set_column(0, "query_id",
                              pa.array(["q" + str(v) for v in log["query_id"].to_pylist()]))
     assert_list_mode(fastndcg.evaluate(path, batch_rows=3), strings)
+
+
+# --------------------------------------------------------------------------- the options, declared once
+
+def _takers():
+    """(public name, function) of every function that takes the evaluation options."""
+    from fastndcg.evaluate import evaluate_runs
+    out = [("fastndcg.evaluate", fastndcg.evaluate),
+           ("fastndcg.evaluate.evaluate_runs", evaluate_runs)]
+    for engine in ("dask", "spark"):
+        try:
+            module = importlib.import_module(f"fastndcg.{engine}")
+        except ImportError:  # an extra not installed
+            continue
+        out.append((f"fastndcg.{engine}.evaluate", module.evaluate))
+    return out
+
+
+@pytest.mark.parametrize("where, fn", _takers(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_option_is_in_the_signature_and_the_docstring(where, fn):
+    """The signature that help(), inspect and the API reference show lists every
+    option of the specification with its default and type, and the docstring says
+    what each means: both generated from fastndcg.options, not written out."""
+    import inspect
+    from fastndcg.options import OPTIONS
+    params = inspect.signature(fn).parameters
+    assert not [p for p in params.values() if p.kind is p.VAR_KEYWORD], where
+    for name, option in OPTIONS.items():
+        p = params[name]
+        assert p.kind is p.KEYWORD_ONLY, (where, name)
+        assert p.default is option.default, (where, name, p.default)
+        assert p.annotation == option.type, (where, name)
+        assert re.search(rf"^    {name} : \S", fn.__doc__, re.M), (where, name)
+    assert "**options" not in fn.__doc__
+
+
+@pytest.mark.parametrize("where, fn", _takers(), ids=lambda x: x if isinstance(x, str) else "")
+def test_an_unknown_keyword_is_refused_alike_everywhere(where, fn):
+    """A misspelt option, or a misspelt parameter of the function itself, is a
+    TypeError naming it and the closest valid one, before anything is read."""
+    esc = re.escape
+    with pytest.raises(TypeError, match=f"^{esc(where)}\\(\\) got an unknown keyword argument "
+                                        f"'zero_idgc'; did you mean 'zero_idcg'\\?$"):
+        fn("never-read.parquet", zero_idgc="one")
+    with pytest.raises(TypeError, match=f"^{esc(where)}\\(\\) got an unknown keyword argument "
+                                        f"'per_qurey'; did you mean 'per_query'\\?$"):
+        fn("never-read.parquet", per_qurey=False)
+
+
+def test_check_options_refuses_an_unknown_keyword_the_same_way():
+    from fastndcg.evaluate import check_options
+    with pytest.raises(TypeError, match=r"^fastndcg\.evaluate\.check_options\(\) got an unknown "
+                                        r"keyword argument 'Ties'; did you mean 'ties'\?$"):
+        check_options(Ties="trec")
+
+
+def test_every_default_of_the_specification_is_the_one_evaluate_uses(log):
+    """Passing each option its declared default gives what leaving it out gives."""
+    from fastndcg.options import OPTIONS
+    left_out = fastndcg.evaluate(log)
+    given = fastndcg.evaluate(log, **{n: o.default for n, o in OPTIONS.items()})
+    assert given.per_query.equals(left_out.per_query)
+    assert given.mean == left_out.mean and given.mean  # NDCG@1,3,5,10: the default cutoffs
+    assert list(given.mean) == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"]

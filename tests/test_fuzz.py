@@ -543,7 +543,7 @@ CLI_BASE = {
 
 def cli_options(command: str) -> dict:
     """option (or positional dest) -> the argparse action, from the parser itself."""
-    parser = cli._parser()
+    parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     out = {}
     for action in sub.choices[command]._actions:
@@ -574,7 +574,7 @@ def _argv(command: str, replaced: dict, files: Files) -> list[str]:
 
 def _cli_ok(command: str, argv: list, out: str, files: Files) -> None:
     """An exit 0: the answer must be right."""
-    args = cli._parser().parse_args(argv)
+    args = cli.build_parser().parse_args(argv)
     if command == "evaluate":
         assert Path(args.source[0]).resolve() == files.log.resolve(), f"accepted {args.source}"
         if args.qrels:  # the log's own labels as judgments: every row judged, same answer
@@ -582,7 +582,7 @@ def _cli_ok(command: str, argv: list, out: str, files: Files) -> None:
         for bad in ("measure", "weight_col", "preset", "score_precision", "scheduler",
                     "workers"):
             assert not getattr(args, bad), f"accepted --{bad} {getattr(args, bad)!r}"
-        kw = {"k": cli._k(args)}
+        kw = {"k": args.k}
         kw.update(given_kw(vars(args), "gain", "ties", "log_base", "zero_idcg", "nan_scores",
                            "negative_labels"))
         if args.format == "json":
@@ -682,7 +682,7 @@ def test_every_parameter_is_fuzzed():
     evaluate_sig = set(inspect.signature(fastndcg.evaluate).parameters)
     forwarded = evaluate_sig - compare_sig - {"source", "explain", "per_query", "progress"}
     assert forwarded <= set(COMPARE_OPTIONS), forwarded - set(COMPARE_OPTIONS)
-    parser = cli._parser()
+    parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     # trec_eval's own command line is fuzzed by test_trec_eval_command_fuzz
     assert set(sub.choices) == set(CLI_BASE) | {"trec_eval"}, \

@@ -674,7 +674,3 @@ def test_cli_preset_equals_python(capsys):
     want.pop("seconds")
     assert got == want
     assert set(want) >= {"ndcg@5", "ndcg@10", "n_queries"}
-
-
-def test_cli_preset_names():
-    assert fastndcg.cli.PRESET_NAMES == tuple(PRESETS)

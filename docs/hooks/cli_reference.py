@@ -1,6 +1,6 @@
 """The command-line reference, generated from fastndcg's argument parser.
 
-``render()`` walks the parser of ``fastndcg/cli.py`` (every subcommand, every
+``render()`` walks the parser of ``fastndcg.cli`` (every subcommand, every
 argument: its flags, value, choices, default and help text) and writes Markdown.
 As a MkDocs hook (``hooks:`` in mkdocs.yml) it replaces the line
 ``<!-- cli-reference -->`` of a page with that Markdown when the site is built, so
@@ -26,8 +26,8 @@ def parser() -> argparse.ArgumentParser:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if root not in sys.path:  # the checkout's fastndcg, installed or not
         sys.path.insert(0, root)
-    from fastndcg.cli import _parser
-    return _parser()
+    from fastndcg.cli import build_parser
+    return build_parser()
 
 
 def subcommands(root: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

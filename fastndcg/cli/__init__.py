@@ -1,0 +1,62 @@
+"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``trec_eval``, ``demo``,
+``warmup`` and ``synth``.
+
+Bad input is one line on stderr (``fastndcg: error: ...``) and exit status 2 for a
+usage error, 1 for bad data; never a traceback. Progress bars go to stderr only
+when it is a terminal, and never with ``--quiet``.
+
+One module a job: :mod:`~fastndcg.cli.parser` (the arguments; the evaluation
+options' are generated from :mod:`fastndcg.options`),
+:mod:`~fastndcg.cli.handlers` (``evaluate``, ``compare``, ``synth``, ``warmup``),
+:mod:`~fastndcg.cli.engines` (Dask and Spark), :mod:`~fastndcg.cli.demo` and
+:mod:`~fastndcg.cli.trec_eval` (trec_eval's own command line). :func:`main` is
+the entry point (the ``fastndcg`` command, ``python -m fastndcg``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from . import demo, handlers, trec_eval
+from .parser import PROG, UsageError, as_flags, build_parser, refuse_empty
+
+__all__ = ["main", "build_parser"]
+
+# subcommand -> its handler: parsed arguments in, exit status out
+HANDLERS = {"evaluate": handlers.run_evaluate, "compare": handlers.run_compare,
+            "demo": demo.run, "synth": handlers.run_synth, "warmup": handlers.run_warmup}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``fastndcg`` command (``python -m fastndcg``): the exit
+    status.
+
+    Example
+    -------
+    >>> from fastndcg.cli import main
+    >>> main(["evaluate", "missing.parquet"])                    # doctest: +SKIP
+    fastndcg: error: input 'missing.parquet' does not exist; check the path
+    2
+    """
+    import pyarrow as pa
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["trec_eval"]:  # trec_eval's own command line, not argparse's
+        return trec_eval.run(argv[1:])
+    parser, command = build_parser(), None
+    try:
+        args = parser.parse_args(argv)
+        command = args.command
+        refuse_empty(args, parser)
+        return HANDLERS[args.command](args)
+    except UsageError as err:
+        print(f"{PROG}: error: {as_flags(str(err), parser, command)}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, OSError, pa.ArrowException) as err:
+        message = " ".join(str(err).split()) or type(err).__name__
+        print(f"{PROG}: error: {as_flags(message, parser, command)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130

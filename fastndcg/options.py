@@ -1,0 +1,457 @@
+"""The evaluation options, declared once.
+
+:data:`OPTIONS` holds one :class:`Option` a name: its default, its type, the
+validator of its kind of value, its documentation, and its command-line flag
+with its help text. Everything that takes evaluation options is generated from
+it, in the manner of scikit-learn's ``validate_params``:
+
+* :func:`fastndcg.evaluate`, :func:`fastndcg.dask.evaluate`,
+  :func:`fastndcg.spark.evaluate` and :func:`~fastndcg.evaluate.evaluate_runs`
+  take the options as ``**options`` and are decorated with :func:`takes_options`,
+  which gives each a real signature (``inspect.signature``, ``help()``, the API
+  reference show every option with its default, after the function's own
+  parameters), writes the options into its docstring's Parameters section, and
+  refuses an unknown keyword the same way everywhere: naming it and the closest
+  valid one. The functions keep only the parameters that are theirs (the
+  engine's, the output's) explicit.
+* :func:`fastndcg.partition.check_options` fills in the defaults
+  (:func:`bound`) and applies each option's validator (:func:`check`), then the
+  rules that span options (a preset, ``measure`` against ``k``, ``complete``
+  needs ``qrels``, ...).
+* The command line's parser (:mod:`fastndcg.cli.parser`) adds one argument an
+  option: its flags, help, choices, metavar, default and the reader of its text
+  come from here.
+
+So adding an option is one :class:`Option` here plus the code that uses it.
+This module imports nothing heavy: ``fastndcg --help`` reads it; the validators
+that need NumPy import it when they run.
+
+>>> OPTIONS["ties"].choices
+('average', 'stable', 'optimistic', 'pessimistic', 'trec', 'ranx')
+>>> bound({"k": 10})["query"]
+'query_id'
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from . import _validate as V
+from .presets import (DEFAULT_K, DEFAULTS, PRESETS, SCORE_PRECISIONS, check_preset,
+                      check_score_precision)
+
+__all__ = ["Option", "OPTIONS", "bound", "check", "from_args", "refuse_unknown",
+           "takes_options",
+           "TIE_RULES", "ZERO_IDCG", "NAN_SCORES", "NEGATIVE_LABELS", "EXPLAIN",
+           "parse_explain"]
+
+# the values of the options that choose among names
+TIE_RULES = ("average", "stable", "optimistic", "pessimistic", "trec", "ranx")
+ZERO_IDCG = ("zero", "one", "nan", "error")
+NAN_SCORES = ("error", "last")
+NEGATIVE_LABELS = ("error", "zero", "keep")
+EXPLAIN = ("dcg", "idcg", "n_relevant", "n_judged", "judged")
+_QRELS_ONLY = ("n_judged", "judged")
+
+
+# --------------------------------------------------------------------------- validators
+#
+# One a kind of value: ``check(value, name, **context) -> the value to use``, raising
+# TypeError (wrong kind) or ValueError (wrong value) with a message that names the
+# option. Each calls the project's validator of that kind.
+
+def _as_read(value, name: str, **_):
+    """Sources (``qrels``): checked by the reader that reads them."""
+    return value
+
+
+def _column(value, name: str, **_) -> str:
+    return V.text(value, name, what="a column name")
+
+
+def _weight_column(value, name: str, **_) -> str | None:
+    return None if value is None else V.text(value, name,
+                                             what="the name of a column of query weights")
+
+
+def _flag(value, name: str, **_) -> bool:
+    return V.flag(value, name)
+
+
+def _choice(value, name: str, **_) -> str:
+    from ._core import check_choice
+    return check_choice(name, value, OPTIONS[name].choices)
+
+
+def _cutoffs(value, name: str, **_) -> list:
+    from ._core import parse_cutoffs
+    return parse_cutoffs(value)[0]
+
+
+def _gain(value, name: str, **_):
+    from ._core import parse_gain
+    return parse_gain(value)
+
+
+def _log_base(value, name: str, **_) -> float:
+    from ._core import parse_log_base
+    return parse_log_base(value)
+
+
+def _rel(value, name: str, **_) -> int:
+    from .measures import check_rel
+    return check_rel(value, name)
+
+
+def _measures(value, name: str, *, rel: int = 1, ranx: bool = False):
+    """Measure names, read with the relevance threshold and the preset's names."""
+    from .measures import parse
+    return parse(value, rel, ranx=ranx)
+
+
+def _preset(value, name: str, **_) -> str:
+    return check_preset(value)
+
+
+def _score_precision(value, name: str, **_) -> str:
+    return check_score_precision(value)
+
+
+def parse_explain(explain, qrels_mode: bool) -> tuple:
+    """``explain=``: False (none), True (all that apply) or a list of names."""
+    if explain is False or explain is None:
+        return ()
+    if explain is True:
+        return tuple(e for e in EXPLAIN if qrels_mode or e not in _QRELS_ONLY)
+    if isinstance(explain, str):
+        explain = [p.strip() for p in explain.split(",") if p.strip()]
+    if not isinstance(explain, (list, tuple)) or not all(isinstance(e, str) for e in explain):
+        raise TypeError(f"explain takes True, False or a list of column kinds from "
+                        f"{', '.join(EXPLAIN)}; got {explain!r}")
+    for e in explain:
+        if e not in EXPLAIN:
+            raise ValueError(f"explain: unknown column kind {e!r}; choose from "
+                             f"{', '.join(map(repr, EXPLAIN))}")
+        if e in _QRELS_ONLY and not qrels_mode:
+            raise ValueError(f"explain={e!r} describes judgments, so it needs qrels=...; in "
+                             f"list mode every row is judged")
+    return tuple(e for e in EXPLAIN if e in explain)
+
+
+def _explain(value, name: str, *, qrels_mode: bool = False) -> tuple:
+    return parse_explain(value, qrels_mode)
+
+
+# --------------------------------------------------------------------------- readers
+#
+# The command line's text of a value -> the value the option takes. They raise
+# argparse.ArgumentTypeError, which argparse shows as it is.
+
+def _read_cutoffs(text: str):
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 1 and parts[0].lower() in ("all", "none"):
+        return None
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        values = []
+    if not values or any(not 1 <= v <= V.MAX_CUTOFF for v in values):
+        raise argparse.ArgumentTypeError(
+            f"-k takes cutoffs from 1 to {V.MAX_CUTOFF} separated by commas (e.g. -k 1,3,5,10) "
+            f"or 'all', got {V.shown(text)}")
+    return values
+
+
+def _read_gain(text: str):
+    if text in ("exp2", "linear"):
+        return text
+    try:
+        return [float(p) for p in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--gain takes exp2, linear or a gain table such as 0,1,3,7, got {text!r}") from None
+
+
+def _read_rel(text: str) -> int:
+    if not text.strip().isdigit() or int(text) > V.MAX_REL:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {V.MAX_REL} (a label "
+                                         f">= it is relevant), got {V.shown(text)}")
+    return int(text)
+
+
+def _read_explain(value):
+    """``--explain`` alone (``all``) is every column that applies."""
+    return True if value == "all" else value
+
+
+# --------------------------------------------------------------------------- the options
+
+@dataclass(frozen=True)
+class Option:
+    """One evaluation option.
+
+    ``default`` is what a call that leaves it out gets (None for the semantic
+    options: the preset's value, else fastndcg's :data:`~fastndcg.presets.DEFAULTS`);
+    ``type`` the annotation the signatures show; ``check(value, name, **context)``
+    its validator; ``doc`` its entry in the docstrings; ``flags`` its command-line
+    flags (the last one names it in messages) and ``help`` its help text there, with
+    ``metavar``, ``choices``, ``read`` (the reader of its text), ``action``,
+    ``nargs``/``const`` as argparse takes them, and ``from_cli`` what the parsed
+    value becomes; ``compared``: :func:`fastndcg.compare` passes it on to every
+    system it evaluates (options that name what compare names itself, or that
+    describe a single evaluation's output, are not)."""
+    name: str
+    default: Any
+    type: str
+    check: Callable
+    doc: str
+    flags: tuple
+    help: str
+    metavar: str | None = None
+    choices: tuple | None = None
+    read: Callable | None = None
+    action: str | None = None
+    nargs: str | None = None
+    const: Any = None
+    from_cli: Callable | None = None
+    compared: bool = True
+
+    @property
+    def dest(self) -> str:
+        """The attribute argparse stores the flag's value in."""
+        return self.flags[-1].lstrip("-").replace("-", "_")
+
+    def argument(self) -> tuple[tuple, dict]:
+        """(flags, keyword arguments) of ``argparse``'s ``add_argument`` for it."""
+        kw: dict = {"default": self.default, "help": self.help}
+        for key in ("metavar", "choices", "action", "nargs", "const"):
+            value = getattr(self, key)
+            if value is not None:
+                kw[key] = list(value) if key == "choices" else value
+        if self.read is not None:
+            kw["type"] = self.read
+        return self.flags, kw
+
+    def cli_value(self, args) -> Any:
+        """The value the option takes from parsed command-line arguments."""
+        value = getattr(args, self.dest)
+        return self.from_cli(value) if self.from_cli is not None else value
+
+
+def _by_preset(name: str) -> str:
+    """The default of an option that a preset sets, in words."""
+    value = DEFAULTS[name]
+    return f"default: the preset's value, else {value:g}." if isinstance(value, float) else \
+        f"default: the preset's value, else \"{value}\"."
+
+OPTIONS: dict[str, Option] = {o.name: o for o in [
+    Option("qrels", None, "str | os.PathLike | pyarrow.Table | None", _as_read,
+           "judgments (TREC qrels file ``qid iter docno rel``, Parquet or a table with "
+           "columns ``query``, ``doc``, ``label``). Qrels mode: a run row's label is its "
+           "judgment (0 when unjudged), IDCG uses every judged document of the query, run "
+           "queries without judgments are left out (``n_unjudged``).",
+           ("--qrels",), "judgments: TREC qrels file (qid iter docno rel) or Parquet"),
+    Option("k", DEFAULT_K, "int | None | Sequence[int]", _cutoffs,
+           "the NDCG cutoffs: an int >= 1, None (the whole list) or a sequence of them, "
+           "all computed in one pass (default 1, 3, 5, 10 when no ``measure`` is named).",
+           ("-k",), "cutoffs, comma-separated, or 'all' (default 1,3,5,10)",
+           read=_read_cutoffs),
+    Option("measure", None, "str | Sequence[str] | None", _measures,
+           "the measures, instead of ``k`` (NDCG cutoffs): named as trec_eval does "
+           "(``\"ndcg_cut.5,10\"``, ``\"map\"``, ``\"P.5,10\"``, ``\"recall.100\"``, "
+           "``\"recip_rank\"``, ``\"Rprec\"``, ``\"success.10\"``, ``\"num_rel_ret\"``; a name "
+           "with cutoffs and none given takes trec_eval's default cutoffs), as ir_measures "
+           "does (``\"nDCG@10\"``, ``\"AP\"``, ``\"AP(rel=2)@100\"``, ``\"RR@10\"``, "
+           "``\"P@5\"``, ``\"R@1000\"``, ``\"Success@10\"``, ``\"Judged@10\"``, "
+           "``\"NumRet\"``), or by fastndcg's column names (``\"ap@100\"``, ``\"p@5\"``); a "
+           "string (several separated by spaces) or a list. Every measure comes from one "
+           "ranking of each query, under the same ``ties`` rule. Output columns use "
+           "fastndcg's names: NDCG first (``ndcg@10``), then the others in the order named "
+           "(``ap``, ``rr@10``, ``p@5``, ``ap(rel=2)``; see :mod:`fastndcg.measures`). "
+           "``Judged@k`` needs ``qrels``.",
+           ("-m", "--measure"),
+           "measures named as trec_eval does (-m map -m P.5,10 -m recip_rank -m ndcg_cut.10 "
+           "-m recall.1000 -m Rprec -m success.10 -m num_rel_ret) or as ir_measures does "
+           "(-m nDCG@10 -m 'AP(rel=2)' -m RR@10 -m P@5 -m Judged@10); repeatable; instead of -k",
+           metavar="MEASURE", action="append"),
+    Option("rel", None, "int | None", _rel,
+           "the relevance threshold of the binary measures that do not name one: a document "
+           "is relevant when its label is >= rel (default 1; trec_eval's ``-l``). In qrels "
+           "mode R (the denominator of recall, AP and R-precision) counts the query's "
+           "relevant judged documents, retrieved or not, and grades are read as judged "
+           "(before ``negative_labels``); in list mode the list is the whole judged set, so "
+           "R counts the relevant items of the list.",
+           ("-l", "--rel"), "relevance threshold of the binary measures: a label >= LEVEL is "
+                            "relevant (trec_eval -l; default 1)",
+           metavar="LEVEL", read=_read_rel),
+    Option("preset", None, "str | None", _preset,
+           "a tool's semantics by name: " + ", ".join(f'"{p}"' for p in PRESETS)
+           + " (see :mod:`fastndcg.presets`); options given explicitly override it.",
+           ("--preset",), "a tool's NDCG semantics (gain, ties, zero IDCG, negative labels, "
+                          "score precision); options given next to it override it",
+           choices=tuple(PRESETS)),
+    Option("gain", None, "str | Sequence[float] | None", _gain,
+           "\"exp2\" (2**label - 1), \"linear\" (the label) or a table ``gain[label]`` for "
+           "integer labels; " + _by_preset("gain"),
+           ("--gain",), f"exp2 (2^label - 1), linear, or a table such as 0,1,3,7 (default "
+                        f"{DEFAULTS['gain']})", read=_read_gain),
+    Option("ties", None, "str | None", _choice,
+           "the order of tied scores: \"average\" (tie-aware, as scikit-learn), \"stable\" "
+           "(input order wins, as LightGBM), \"optimistic\" / \"pessimistic\" (highest / "
+           "lowest gain first), \"trec\" (score descending, then document id descending as "
+           "strings: trec_eval's rule, which needs document ids) or \"ranx\" (as ranx's Run "
+           "ranks them); " + _by_preset("ties"),
+           ("--ties",), f"default {DEFAULTS['ties']}", choices=TIE_RULES),
+    Option("zero_idcg", None, "str | None", _choice,
+           "the result when IDCG@k is 0: \"zero\", \"one\", \"nan\" or \"error\"; "
+           + _by_preset("zero_idcg"),
+           ("--zero-idcg",), f"default {DEFAULTS['zero_idcg']}", choices=ZERO_IDCG),
+    Option("log_base", None, "float | None", _log_base,
+           "the discount base b > 1: 1 / log_b(rank + 1); " + _by_preset("log_base"),
+           ("--log-base",), f"default {DEFAULTS['log_base']:g}", read=float),
+    Option("nan_scores", None, "str | None", _choice,
+           "\"error\" or \"last\" (NaN ranks below every number, tied); "
+           + _by_preset("nan_scores"),
+           ("--nan-scores",), f"default {DEFAULTS['nan_scores']}", choices=NAN_SCORES),
+    Option("negative_labels", None, "str | None", _choice,
+           "\"error\", \"zero\" (treated as 0) or \"keep\"; " + _by_preset("negative_labels"),
+           ("--negative-labels",), f"default {DEFAULTS['negative_labels']}",
+           choices=NEGATIVE_LABELS),
+    Option("score_precision", None, "str | None", _score_precision,
+           "\"float64\" (scores compared as given) or \"float32\" (rounded to 32-bit floats "
+           "first, as pytrec_eval does); " + _by_preset("score_precision"),
+           ("--score-precision",), "compare scores as given (float64, default) or rounded to "
+                                   "float32 (pytrec_eval, trec_eval 9.x)",
+           choices=SCORE_PRECISIONS),
+    Option("complete", False, "bool", _flag,
+           "qrels mode: score judged queries missing from the run as 0 (trec_eval ``-c``); "
+           "by default they are left out and counted (``n_missing``).",
+           ("--complete",), "score judged queries missing from the run as 0 (trec_eval -c)",
+           action="store_true"),
+    Option("query", "query_id", "str", _column, "the column of query ids.",
+           ("--query-col",), "the column of query ids (of the log or run, and of Parquet "
+                             "qrels)", metavar="COLUMN"),
+    Option("doc", "doc_id", "str", _column,
+           "the column of document ids, read in qrels mode and for ``ties=\"trec\"``.",
+           ("--doc-col",), "the column of document ids, read in qrels mode and by --ties trec",
+           metavar="COLUMN"),
+    Option("label", "label", "str", _column,
+           "the column of relevance labels (of the log, or of Parquet qrels); not read from "
+           "a run in qrels mode.",
+           ("--label-col",), "the column of relevance labels (of the log, or of Parquet qrels)",
+           metavar="COLUMN"),
+    Option("score", "score", "str", _column, "the column of scores: the higher, the better "
+                                             "the rank.",
+           ("--score-col",), "the column of scores: the higher, the better the rank",
+           metavar="COLUMN", compared=False),
+    Option("explain", False, "bool | Sequence[str]", _explain,
+           "per-query columns that show why a query scored what it did: True (all that "
+           "apply) or a list of \"dcg\" (``dcg@K``), \"idcg\" (``idcg@K``), \"n_relevant\" "
+           "(items with a gain above 0 in the ideal list: in qrels mode, the query's judged "
+           "documents), and in qrels mode \"n_judged\" (judged documents of the query) and "
+           "\"judged\" (``judged@K``: the fraction of the top min(K, n) ranked documents "
+           "that have a judgment, ties counted as ``ties`` ranks them).",
+           ("--explain",), "per-query columns explaining each score (with --per-query): all, "
+                           "or some of " + ",".join(EXPLAIN),
+           metavar="KINDS", nargs="?", const="all", from_cli=_read_explain, compared=False),
+    Option("weight", None, "str | None", _weight_column,
+           "a column of query weights (constant within a query, finite, >= 0) for weighted "
+           "means (e.g. traffic); ``per_query`` then carries it. With None every query "
+           "counts once.",
+           ("--weight-col",), "a column of query weights (constant within a query) for "
+                              "weighted means, e.g. traffic",
+           metavar="COLUMN", compared=False),
+]}
+
+
+# --------------------------------------------------------------------------- using it
+
+def refuse_unknown(given, where: str, also=()) -> None:
+    """Every keyword in ``given`` is an option or one of ``also`` (the function's own
+    parameters); any other is a TypeError naming it and the closest valid one."""
+    V.keywords(given, [*OPTIONS, *also], where)
+
+
+def bound(given: Mapping, where: str = "fastndcg.evaluate") -> dict:
+    """Every option: the value given, else its default (unknown keywords refused)."""
+    refuse_unknown(given, where)
+    return {name: given.get(name, o.default) for name, o in OPTIONS.items()}
+
+
+def check(name: str, value, **context):
+    """``value`` of option ``name`` through its validator: the value to use. The
+    context is what a validator reads of the other options (``rel`` and ``ranx``
+    for ``measure``, ``qrels_mode`` for ``explain``)."""
+    return OPTIONS[name].check(value, name, **context)
+
+
+def from_args(args) -> dict:
+    """The options a parsed command line gives: those its command has flags for."""
+    return {n: o.cli_value(args) for n, o in OPTIONS.items() if hasattr(args, o.dest)}
+
+
+_ENTRY = re.compile(r"^(?P<indent>\s*)\*\*options\s*:")
+
+
+def _doc_entries(indent: str) -> list[str]:
+    """The docstring entries of the options, ``name : doc``, wrapped as the rest."""
+    import textwrap
+    out = []
+    for o in OPTIONS.values():
+        out += textwrap.wrap(f"{o.name} : {o.doc}", 88 - len(indent), initial_indent=indent,
+                             subsequent_indent=indent + "    ", break_on_hyphens=False)
+    return out
+
+
+def _with_options_doc(doc: str | None) -> str | None:
+    """``doc`` with its ``**options :`` entry (and the lines indented under it)
+    replaced by one entry an option."""
+    if not doc:
+        return doc
+    lines = doc.split("\n")
+    for i, line in enumerate(lines):
+        m = _ENTRY.match(line)
+        if m:
+            indent = m.group("indent")
+            j = i + 1
+            while j < len(lines) and lines[j].strip() and \
+                    len(lines[j]) - len(lines[j].lstrip()) > len(indent):
+                j += 1
+            return "\n".join(lines[:i] + _doc_entries(indent) + lines[j:])
+    return doc
+
+
+def takes_options(where: str) -> Callable:
+    """Decorator of a function ``f(..., *, own..., **options)`` that takes the
+    evaluation options (``where``: its public name, for messages). The function
+    gets a signature listing every option, with its default and type, after its
+    own positional parameters and before its own keyword-only ones; its docstring's
+    ``**options :`` entry becomes one entry an option; and a keyword that is
+    neither an option nor its own is refused as :func:`refuse_unknown` does,
+    before the function runs. The function receives only the options given."""
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        names = [p.name for p in own]
+        clash = set(names) & set(OPTIONS)
+        if clash:
+            raise TypeError(f"{where}() declares {sorted(clash)}, which are options")
+        first = [p for p in own if p.kind is not p.KEYWORD_ONLY]
+        last = [p for p in own if p.kind is p.KEYWORD_ONLY]
+        options = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default,
+                                     annotation=o.type) for o in OPTIONS.values()]
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            refuse_unknown(kwargs, where, names)
+            return fn(*args, **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=first + options + last)
+        wrapper.__doc__ = _with_options_doc(fn.__doc__)
+        return wrapper
+    return decorate
