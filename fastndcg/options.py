@@ -202,9 +202,10 @@ class Option:
     flags (the last one names it in messages) and ``help`` its help text there, with
     ``metavar``, ``choices``, ``read`` (the reader of its text), ``action``,
     ``nargs``/``const`` as argparse takes them, and ``from_cli`` what the parsed
-    value becomes; ``compared``: :func:`fastndcg.compare` passes it on to every
-    system it evaluates (options that name what compare names itself, or that
-    describe a single evaluation's output, are not)."""
+    value becomes; ``compared``: True when :func:`fastndcg.compare` passes it on to
+    every system it evaluates, else why it does not (options that name what compare
+    names itself, or that describe a single evaluation's output), which compare's
+    refusal of the keyword says."""
     name: str
     default: Any
     type: str
@@ -219,7 +220,7 @@ class Option:
     nargs: str | None = None
     const: Any = None
     from_cli: Callable | None = None
-    compared: bool = True
+    compared: bool | str = True
 
     @property
     def dest(self) -> str:
@@ -348,7 +349,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("score", "score", "str", _column, "the column of scores: the higher, the better "
                                              "the rank.",
            ("--score-col",), "the column of scores: the higher, the better the rank",
-           metavar="COLUMN", compared=False),
+           metavar="COLUMN", compared="systems= names the score columns"),
     Option("explain", False, "bool | Sequence[str]", _explain,
            "per-query columns that show why a query scored what it did: True (all that "
            "apply) or a list of \"dcg\" (``dcg@K``), \"idcg\" (``idcg@K``), \"n_relevant\" "
@@ -358,14 +359,16 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "that have a judgment, ties counted as ``ties`` ranks them).",
            ("--explain",), "per-query columns explaining each score (with --per-query): all, "
                            "or some of " + ",".join(EXPLAIN),
-           metavar="KINDS", nargs="?", const="all", from_cli=_read_explain, compared=False),
+           metavar="KINDS", nargs="?", const="all", from_cli=_read_explain,
+           compared="explain is for evaluate; compare keeps the per-query values only"),
     Option("weight", None, "str | None", _weight_column,
            "a column of query weights (constant within a query, finite, >= 0) for weighted "
            "means (e.g. traffic); ``per_query`` then carries it. With None every query "
            "counts once.",
            ("--weight-col",), "a column of query weights (constant within a query) for "
                               "weighted means, e.g. traffic",
-           metavar="COLUMN", compared=False),
+           metavar="COLUMN",
+           compared="the tests weigh every query once; weighted comparisons are not supported"),
 ]}
 
 

@@ -413,7 +413,7 @@ def test_the_option_arguments_come_from_the_specification(command):
     from fastndcg.presets import PRESETS
     actions = _arguments(command)
     for option in OPTIONS.values():
-        if command == "compare" and not option.compared:
+        if command == "compare" and option.compared is not True:
             assert option.dest not in actions, option.name
             continue
         action = actions[option.dest]

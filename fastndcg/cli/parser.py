@@ -138,7 +138,7 @@ def build_parser() -> Parser:
     cm.add_argument("--systems", metavar="COLS",
                     help="score columns of the log, comma-separated (at least two)")
     options = OptionArguments(
-        cm, [n for n, o in O.OPTIONS.items() if o.compared],
+        cm, [n for n, o in O.OPTIONS.items() if o.compared is True],
         qrels={"help": "judgments: compare the runs given against them"},
         k={"default": COMPARE_K, "help": "cutoff(s), comma-separated (default 10); each is tested"})
     options.add("qrels")

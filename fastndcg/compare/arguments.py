@@ -22,6 +22,7 @@ from .. import _core as C
 from .. import _validate as V
 from .. import measures as M
 from ..evaluate import check_options
+from ..options import OPTIONS
 from ..presets import DEFAULT_K
 from .stats import CORRECTIONS
 
@@ -42,12 +43,9 @@ WILCOXON_AT_SCALE = (
 
 
 # evaluate's options that compare sets itself, or that have no meaning for a comparison
-_NOT_OPTIONS = {
-    "score": "systems= names the score columns",
-    "per_query": "the per-query values are kept in Comparison.per_query",
-    "explain": "explain is for evaluate; compare keeps the per-query values only",
-    "weight": "the tests weigh every query once; weighted comparisons are not supported",
-}
+# (the evaluation options' own reasons, and evaluate's per_query)
+_NOT_OPTIONS = {"per_query": "the per-query values are kept in Comparison.per_query",
+                **{n: o.compared for n, o in OPTIONS.items() if o.compared is not True}}
 
 
 # The engines of a comparison and the arguments only one of them takes (name -> (the
@@ -67,12 +65,11 @@ ENGINE_ARGUMENTS = {
 }
 # The keywords every engine's compare takes itself, beside those settings() checks.
 RUN_ARGUMENTS = ("progress",)
-# The evaluation options a comparison passes on to each system's evaluation, with
-# evaluate's defaults.
-EVAL_DEFAULTS = dict(query="query_id", doc="doc_id", label="label", k=10, gain=None,
-                     ties=None, log_base=None, zero_idcg=None, nan_scores=None,
-                     negative_labels=None, complete=False, batch_rows=1 << 20,
-                     score_precision=None, preset=None, measure=None, rel=None)
+# The evaluation options a comparison passes on to each system's evaluation (those of
+# the options specification it passes on, qrels aside: compare reads them itself), with
+# their defaults, compare's own k, and the rows read at a time.
+EVAL_DEFAULTS = {**{n: o.default for n, o in OPTIONS.items()
+                    if o.compared is True and n != "qrels"}, "k": 10, "batch_rows": 1 << 20}
 _RESAMPLE_BYTES = 4 << 30  # the resampled means kept for the intervals and p-values
 
 
