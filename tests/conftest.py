@@ -1,4 +1,13 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and the hypothesis profiles.
+
+Profiles (``HYPOTHESIS_PROFILE=NAME`` or ``--hypothesis-profile NAME``; ``dev`` when
+neither is given) size every property test: a test asks for
+``strategies.examples(scale)``, ``scale`` times the profile's ``max_examples``:
+
+* ``dev`` -- 25 examples at scale 1: the default tier, ``python -m pytest``;
+* ``ci`` -- 100 at scale 1: ``.ci/run`` runs the property tests again with it;
+* ``long`` -- 1,000 at scale 1, and the long fuzzer's targets: a deep run by hand.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +15,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from trec_eval_build import BuildFailed, NoCompiler, build_trec_eval
+
+PROFILES = {"dev": 25, "ci": 100, "long": 1000}  # name -> max_examples at scale 1
+for _name, _examples in PROFILES.items():
+    settings.register_profile(_name, max_examples=_examples)
+# --hypothesis-profile, read by hypothesis's pytest plugin after this, wins over this
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 @pytest.fixture(scope="session")

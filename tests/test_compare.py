@@ -40,6 +40,8 @@ from fastndcg import _kernels as K
 from fastndcg import reference
 from hypothesis import given, settings, strategies as st
 
+from strategies import examples
+
 scipy_stats = pytest.importorskip("scipy.stats")
 
 REAL = Path(__file__).parent / "data" / "real"  # gzipped copies of shared/conformance/real
@@ -135,7 +137,7 @@ def groups(draw):
     return values, offsets, seed
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(0.25), deadline=None)
 @given(groups(), st.integers(1, 20))
 def test_resampling_kernels_equal_the_reference(case, n_resamples):
     values, offsets, seed = case

@@ -23,6 +23,8 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
                                 num_rel_ret_query, num_ret_query, precision_query, recall_query,
                                 rprec_query, rr_query, success_query)
 
+from strategies import examples
+
 KINDS = ("ap", "rr", "p", "r", "success", "rprec", "judged", "num_ret", "num_rel", "num_rel_ret",
          "bpref", "set_p", "set_recall", "set_relative_p", "set_map", "num_nonrel_judged_ret",
          "gm_map", "gm_bpref", "relative_p", "rprec_mult", "iprec", "11pt_avg", "set_f",
@@ -81,7 +83,7 @@ def tied_queries(draw):
     return scores, labels, judged, rel, n_rel, ks, nan_scores
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tied_queries())
 def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
     scores, labels, judged, rel, n_rel, ks, nan_scores = case
@@ -334,7 +336,7 @@ def tie_free_batches(draw):
     return queries
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(0.4), deadline=None)
 @given(tie_free_batches())
 def test_against_ir_measures(queries):
     ir_measures = pytest.importorskip("ir_measures")
