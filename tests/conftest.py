@@ -53,3 +53,47 @@ def _compiled_kernels():
     if not cache_enabled():  # FASTNDCG_CACHE=0: nothing to warm
         return
     fastndcg.warmup(jobs=max(1, min(2, os.cpu_count() or 1)))
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One real ``distributed.LocalCluster`` of two worker processes (one thread
+    each) for the whole session, shared by every module that checks an answer on
+    Dask: the tasks are pickled and run in other processes, as on a real cluster.
+    Tests that kill workers or need another shape start clusters of their own."""
+    distributed = pytest.importorskip("distributed", reason="pip install 'fastndcg[dask]'")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        client.wait_for_workers(2, timeout=60)
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole session (a JVM starts once):
+    ``local[2, 3]`` (two cores, three attempts a task), Arrow batches of 7 rows so
+    queries straddle them, 3 shuffle partitions. Skips where Java or pyspark is
+    missing."""
+    import shutil
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs a Java runtime, and none is installed")
+    pytest.importorskip("pyspark", reason="pip install 'fastndcg[spark]'")
+    import sys
+
+    from pyspark.sql import SparkSession
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (SparkSession.builder.master("local[2, 3]")  # 3 attempts a task
+               .appName("fastndcg-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "3")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "7")  # queries straddle
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -470,17 +470,6 @@ def call_api(name: str, replaced: dict, files: Files, dask_client=None, spark=No
     assert files.digests() == before, f"{call} changed an input file"
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
 def _draw_params(data, name: str) -> dict:
     params = params_of(name)
     chosen = data.draw(st.lists(st.sampled_from(params), min_size=1, max_size=2, unique=True),
@@ -510,25 +499,11 @@ def test_dask_fuzz(files, dask_client, data):
     call_api("dask.evaluate", _draw_params(data, "dask.evaluate"), files, dask_client)
 
 
-@pytest.fixture(scope="module")
-def spark_session():
-    import shutil
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs a Java runtime, and none is installed")
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 @settings(max_examples=ENGINE_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_spark_fuzz(files, spark_session, data):
-    call_api("spark.evaluate", _draw_params(data, "spark.evaluate"), files, spark=spark_session)
+def test_spark_fuzz(files, spark, data):
+    call_api("spark.evaluate", _draw_params(data, "spark.evaluate"), files, spark=spark)
 
 
 # --------------------------------------------------------------------------- the CLI fuzz
