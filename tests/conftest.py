@@ -26,6 +26,15 @@ for _name, _examples in PROFILES.items():
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before the root conftest.py skips the heavy tier
+def pytest_collection_modifyitems(config, items):
+    """A test that needs the real trec_eval (``trec_eval_bin``, built with ``make``) is
+    in the heavy tier: the default tier checks against trec_eval's stored outputs."""
+    for item in items:
+        if "trec_eval_bin" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.heavy)
+
+
 @pytest.fixture(scope="session")
 def trec_eval_bin(tmp_path_factory) -> Path:
     """Path of the real trec_eval 10 binary, built from the vendored source in

@@ -44,7 +44,7 @@ def run(args: Sequence[object], *, input: str | bytes | None = None, cwd=None,
 
     argv = [str(a) for a in args]
     stdin = _stream(input.encode() if isinstance(input, str) else (input or b""))
-    stdout, stderr = _stream(), _stream()
+    stdout, stderr = _stream(), _stream(errors="backslashreplace")  # as Python's own
     with _process_state(stdin, stdout, stderr, cwd, env), _deadline(argv, timeout):
         try:
             code = cli.main(argv)
@@ -108,9 +108,9 @@ def run_many(cases: Mapping[str, Sequence[object]], *, cwd=None,
     return {name: done[name] for name in cases}
 
 
-def _stream(data: bytes = b"") -> io.TextIOWrapper:
+def _stream(data: bytes = b"", errors: str = "strict") -> io.TextIOWrapper:
     """A text stream over bytes, with the ``buffer`` a real standard stream has."""
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="\n",
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors=errors, newline="\n",
                             write_through=True)
 
 

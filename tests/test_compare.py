@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from fastndcg import _kernels as K
 from fastndcg import reference
 from hypothesis import given, settings, strategies as st
 
+import inprocess
 from strategies import examples
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -668,8 +667,8 @@ def test_runs_need_no_source_and_no_column_segment():
 # --------------------------------------------------------------------------- command line
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "fastndcg", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+    """``fastndcg ARGS`` in this process (tests/inprocess.py)."""
+    return inprocess.run(args, timeout=300)
 
 
 @pytest.fixture(scope="module")
