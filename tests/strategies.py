@@ -6,7 +6,24 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
+
+
+def examples(scale: float = 1.0) -> int:
+    """How many examples a property test draws: ``scale`` times the loaded hypothesis
+    profile's ``max_examples`` (``tests/conftest.py``: ``dev`` 25, ``ci`` 100, ``long``
+    1,000), at least one. A test that needs more examples than most says so with a
+    larger scale, never with a number of its own.
+
+    >>> examples(2) == 2 * settings.default.max_examples
+    True
+    """
+    return max(1, round(scale * settings.default.max_examples))
+
+
+def profile() -> str:
+    """The name of the loaded hypothesis profile (``dev``, ``ci`` or ``long``)."""
+    return settings.get_current_profile_name().split("-with-")[0]
 
 # a few values, including the awkward ones: signed zeros and infinities are ordinary scores
 SCORE_ALPHABET = [-math.inf, -1.5, -0.0, 0.0, 0.25, 1.0, 3.0, math.inf]

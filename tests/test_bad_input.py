@@ -22,7 +22,7 @@ exception type and the words scikit-learn uses are checked there.
 
 Inputs keep float64 scores with int64 labels (arrays) and the synthetic log's
 types (int64 ids, float32 scores, int8 labels) so that no new Numba
-specialisations are compiled. CLI cases run as subprocesses, four at a time.
+specialisations are compiled. CLI cases run in this process (``tests/inprocess.py``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ import datetime
 import gzip
 import re
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +41,8 @@ import pytest
 
 import fastndcg
 from fastndcg.synth import synthetic_log
+
+import inprocess
 
 TIMEOUT = 60
 
@@ -966,17 +966,10 @@ def _fill(arg: str, f: dict) -> str:
 
 @pytest.fixture(scope="module")
 def cli_runs(f) -> dict:
-    def one(case):
-        name, args, _ = case
-        cmd = [sys.executable, "-m", "fastndcg", *[_fill(a, f) for a in args]]
-        try:
-            return name, subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
-                                        cwd=f["dir"], errors="replace")
-        except subprocess.TimeoutExpired:
-            return name, None
-
-    with ThreadPoolExecutor(4) as pool:
-        return dict(pool.map(one, CLI))
+    """Every case through ``fastndcg.cli.main`` in this process (``inprocess.run_many``;
+    tests/test_cli.py runs a few error cases as real processes); None: it hung."""
+    return inprocess.run_many({name: [_fill(a, f) for a in args] for name, args, _ in CLI},
+                              cwd=f["dir"], timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("case, args, names", CLI, ids=[c[0] for c in CLI])

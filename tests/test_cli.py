@@ -1,8 +1,9 @@
 """The ``fastndcg`` command line: ``evaluate``, ``demo`` and ``synth``.
 
-Most cases run the command in a fresh interpreter (``python -m fastndcg``, once the
+The outputs run the command in a fresh interpreter (``python -m fastndcg``, once the
 ``fastndcg`` console script next to ``sys.executable``), as a user would, with its
-stdout and stderr on pipes; a few call :func:`fastndcg.cli.main` in this process.
+stdout and stderr on pipes; the error cases call :func:`fastndcg.cli.main` in this
+process, a few of them again in a fresh interpreter.
 
 What is checked:
 
@@ -15,8 +16,8 @@ What is checked:
 * the progress bar is drawn only when stderr is a terminal and not ``--quiet``.
 
 The inputs keep the synthetic log's column types (float32 scores, int8 labels) so
-no extra Numba specialisations are compiled. Error cases run as concurrent
-subprocesses (each is an interpreter start-up, about a second).
+no extra Numba specialisations are compiled. The error cases run in this process
+(``tests/inprocess.py``), a few of them again in their own interpreters.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,8 @@ import pytest
 import fastndcg
 from fastndcg import cli
 from fastndcg.synth import SCHEMA, synthetic_log, write_synthetic_log
+
+import inprocess
 
 TREC_DIR = Path(__file__).parent / "data" / "trec_eval"
 K = [1, 3, 5, 10]
@@ -514,15 +516,12 @@ ERROR_CASES = [
 
 @pytest.fixture(scope="module")
 def error_runs(bad_files) -> dict[str, subprocess.CompletedProcess]:
-    """Every error case in its own interpreter, four at a time."""
+    """Every error case through ``fastndcg.cli.main`` in this process
+    (``inprocess.run_many``); ``test_errors_in_a_real_process`` runs a few again as the
+    command does."""
     d = str(bad_files)
-
-    def one(case):
-        name, args, _, _ = case
-        return name, run_cli([a.format(d=d) for a in args], cwd=d)
-
-    with ThreadPoolExecutor(4) as pool:
-        return dict(pool.map(one, ERROR_CASES))
+    return inprocess.run_many({name: [a.format(d=d) for a in args]
+                               for name, args, _, _ in ERROR_CASES}, cwd=d, timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("name, args, status, texts", ERROR_CASES,
@@ -534,6 +533,18 @@ def test_bad_input_is_one_line_error(error_runs, bad_files, name, args, status, 
     assert proc.stdout == "", proc.stdout
     if name.startswith("synth"):
         assert not (bad_files / "x.parquet").exists()
+
+
+@pytest.mark.parametrize("name", ["missing-file", "nan-score", "unknown-option", "no-subcommand"])
+def test_errors_in_a_real_process(error_runs, bad_files, name):
+    """A few error cases in their own interpreters, the command's exit status and its one
+    line on stderr: the same as the same case in this process."""
+    _, args, status, texts = next(case for case in ERROR_CASES if case[0] == name)
+    proc = run_cli([a.format(d=bad_files) for a in args], cwd=bad_files)
+    assert_one_line_error(proc.stderr, must_contain=[t.format(d=bad_files) for t in texts])
+    assert (proc.returncode, proc.stdout) == (status, "")
+    assert (proc.returncode, proc.stdout, proc.stderr) == \
+        (error_runs[name].returncode, error_runs[name].stdout, error_runs[name].stderr)
 
 
 @pytest.mark.parametrize("args", [["evaluate", "{d}/nan_score.parquet"],

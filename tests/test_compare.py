@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -39,6 +37,9 @@ import fastndcg
 from fastndcg import _kernels as K
 from fastndcg import reference
 from hypothesis import given, settings, strategies as st
+
+import inprocess
+from strategies import examples
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -135,7 +136,7 @@ def groups(draw):
     return values, offsets, seed
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(0.25), deadline=None)
 @given(groups(), st.integers(1, 20))
 def test_resampling_kernels_equal_the_reference(case, n_resamples):
     values, offsets, seed = case
@@ -666,8 +667,8 @@ def test_runs_need_no_source_and_no_column_segment():
 # --------------------------------------------------------------------------- command line
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "fastndcg", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+    """``fastndcg ARGS`` in this process (tests/inprocess.py)."""
+    return inprocess.run(args, timeout=300)
 
 
 @pytest.fixture(scope="module")

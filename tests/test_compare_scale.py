@@ -42,6 +42,7 @@ from fastndcg.compare.paired import Plan, Stats, bucket_key
 from fastndcg.parts import Rows
 
 from test_compare import make_log
+from strategies import examples
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -87,7 +88,7 @@ finite = st.one_of(st.sampled_from([0.0, 0.25, 0.5, 1.0, 1 / 3]),
                    st.floats(1e-40, 1e-10))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(0.6), deadline=None)
 @given(st.lists(st.tuples(finite, finite), min_size=1, max_size=80), st.integers(1, 5))
 def test_fixed_point_sums_are_exact(pairs, n_buckets):
     values = np.array(pairs, np.float64)
@@ -110,7 +111,7 @@ def test_a_value_beyond_the_sums_is_refused():
         stats_of(values, np.arange(2))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(0.25), deadline=None)
 @given(st.integers(2, 400), st.integers(1, 7), st.integers(0, 2 ** 32))
 def test_merge_is_the_same_bits_for_any_partitioning(n, parts, seed):
     rng = np.random.default_rng(seed)
@@ -353,7 +354,7 @@ def test_cli_method_buckets(tmp_path, big_log):
 
 # --------------------------------------------------------------------------- the reference
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(0.25), deadline=None)
 @given(st.integers(1, 3), st.integers(1, 140), st.integers(1, 3), st.integers(1, 12),
        st.integers(0, 2 ** 64 - 1), st.integers(0, 2 ** 32))
 def test_bucket_resampling_kernels_equal_the_reference(n_groups, n_buckets, n_cols, n_resamples,
@@ -370,7 +371,7 @@ def test_bucket_resampling_kernels_equal_the_reference(n_groups, n_buckets, n_co
     np.testing.assert_array_equal(got, np.array(want))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(0.2), deadline=None)
 @given(st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), min_size=1, max_size=60, unique=True),
        st.integers(0, 2 ** 64 - 1), st.integers(1, 50))
 def test_queries_go_to_the_reference_bucket(ids, seed, n_buckets):

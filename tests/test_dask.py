@@ -31,6 +31,7 @@ import pytest
 
 import fastndcg
 from fastndcg.synth import synthetic_log
+import inprocess
 from test_evaluate import write_trec_qrels, write_trec_run
 
 distributed = pytest.importorskip("distributed")
@@ -49,18 +50,11 @@ def _cluster(**kw):
                                     dashboard_address=None, **kw)
 
 
-@pytest.fixture(scope="module")
-def client():
-    """One real two-process cluster for the module (the synchronous scheduler would
-    not pickle anything, nor run tasks in other processes)."""
-    cluster = _cluster()
-    c = distributed.Client(cluster)
-    try:
-        c.wait_for_workers(2, timeout=60)
-        yield c
-    finally:
-        c.close()
-        cluster.close()
+@pytest.fixture
+def client(dask_client):
+    """The suite's real two-process cluster (``dask_client`` in tests/conftest.py; the
+    synchronous scheduler would not pickle anything, nor run tasks in other processes)."""
+    return dask_client
 
 
 # --------------------------------------------------------------------------- helpers
@@ -509,6 +503,7 @@ class DieOnce(distributed.WorkerPlugin):
         os._exit(1)
 
 
+@pytest.mark.heavy  # a cluster of its own, whose worker dies: the heavy tier
 @pytest.mark.parametrize("form", ["parquet", "frame", "trec"])
 def test_worker_killed_mid_run(tmp_path, datasets, log, form):
     """A worker process dies as it starts scoring a partition; the nanny starts a new
@@ -765,10 +760,9 @@ def test_compare_on_the_command_line_with_workers(tmp_path):
     table = _compare_log()
     path = tmp_path / "log.parquet"
     pq.write_table(table, path, row_group_size=300)
-    out = subprocess.run([sys.executable, "-m", "fastndcg", "compare", str(path), "--systems",
-                          "score_a,score_b", "--workers", "2", "--method", "buckets",
-                          "--resamples", "300", "--format", "json"],
-                         capture_output=True, text=True, timeout=300)
+    out = inprocess.run(["compare", path, "--systems", "score_a,score_b", "--workers", "2",
+                         "--method", "buckets", "--resamples", "300", "--format", "json"],
+                        timeout=300)
     assert out.returncode == 0, out.stderr
     import json
     got = json.loads(out.stdout)

@@ -32,6 +32,8 @@ import fastndcg
 from fastndcg import reference
 from fastndcg.synth import synthetic_log
 
+from strategies import examples
+
 # the module (``fastndcg.evaluate`` the attribute is the function)
 SC = importlib.import_module("fastndcg.scattered")
 
@@ -254,7 +256,7 @@ def split_logs(draw):
                 ties=draw(st.sampled_from(["average", "stable"])))
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(0.25), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(case=split_logs())
 def test_any_split_equals_ndcg(tmp_path_factory, case):

@@ -16,9 +16,9 @@ and, every time, that no input file changed and that the call did not hang.
 ``test_every_parameter_is_fuzzed`` lists the parameters from the signatures and the
 options from the argument parser and fails when one has no hostile values here.
 
-The CI profile draws a few examples per target (``FASTNDCG_FUZZ_EXAMPLES``, default
-12); the heavy test runs the long profile (200 per target) when
-``FASTNDCG_FUZZ=long`` is set.
+Each target draws ``examples(0.12)`` (the hypothesis profile's share: 3 under
+``dev``, 12 under ``ci``), the engines half of it; under the ``long`` profile the
+heavy test ``test_fuzz_long`` runs every target again with 200 fresh random draws.
 """
 
 from __future__ import annotations
@@ -48,8 +48,10 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 import fastndcg
 from fastndcg import cli, reference
 
-EXAMPLES = int(os.environ.get("FASTNDCG_FUZZ_EXAMPLES", "12"))
-LONG = 200
+from strategies import examples, profile
+
+EXAMPLES = examples(0.12)  # per target (dev 3, ci 12, long 120)
+ENGINE_EXAMPLES = examples(0.06)  # Dask and Spark calls cost more (dev 2, ci 6, long 60)
 HANG_S = 90  # one call longer than this is a hang
 ERRORS = (ValueError, TypeError, FileNotFoundError)
 
@@ -468,17 +470,6 @@ def call_api(name: str, replaced: dict, files: Files, dask_client=None, spark=No
     assert files.digests() == before, f"{call} changed an input file"
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
 def _draw_params(data, name: str) -> dict:
     params = params_of(name)
     chosen = data.draw(st.lists(st.sampled_from(params), min_size=1, max_size=2, unique=True),
@@ -501,32 +492,18 @@ def test_api_fuzz(name, files, data):
     _api_fuzz(name, files, data)
 
 
-@settings(max_examples=max(4, EXAMPLES // 2), deadline=None, derandomize=True,
+@settings(max_examples=ENGINE_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_dask_fuzz(files, dask_client, data):
     call_api("dask.evaluate", _draw_params(data, "dask.evaluate"), files, dask_client)
 
 
-@pytest.fixture(scope="module")
-def spark_session():
-    import shutil
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs a Java runtime, and none is installed")
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@settings(max_examples=max(4, EXAMPLES // 2), deadline=None, derandomize=True,
+@settings(max_examples=ENGINE_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_spark_fuzz(files, spark_session, data):
-    call_api("spark.evaluate", _draw_params(data, "spark.evaluate"), files, spark=spark_session)
+def test_spark_fuzz(files, spark, data):
+    call_api("spark.evaluate", _draw_params(data, "spark.evaluate"), files, spark=spark)
 
 
 # --------------------------------------------------------------------------- the CLI fuzz
@@ -720,11 +697,11 @@ def test_trec_eval_command_fuzz(files, data):
 
 
 @pytest.mark.heavy
-@pytest.mark.skipif(os.environ.get("FASTNDCG_FUZZ") != "long",
-                    reason="the long fuzz profile runs with FASTNDCG_FUZZ=long")
+@pytest.mark.skipif(profile() != "long",
+                    reason="runs under the long hypothesis profile (HYPOTHESIS_PROFILE=long)")
 @pytest.mark.parametrize("name", API_NAMES + [f"cli:{c}" for c in CLI_BASE])
 def test_fuzz_long(name, files):
-    @settings(max_examples=LONG, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(0.2), deadline=None, suppress_health_check=list(HealthCheck))
     @given(data=st.data())
     def run(data):
         if name.startswith("cli:"):

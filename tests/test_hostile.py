@@ -5,8 +5,6 @@ command line. Each case asserts the error names what is wrong."""
 from __future__ import annotations
 
 import gzip
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import fastndcg
+
+import inprocess
 
 S = [0.5, 0.2, 0.9, 0.1]
 L = [1, 0, 1, 0]
@@ -113,8 +113,8 @@ def test_cr_and_bom_lines_are_all_read(files):
 
 
 def cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "fastndcg", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    """``fastndcg ARGS`` in this process (tests/inprocess.py)."""
+    return inprocess.run(args, cwd=cwd, timeout=120)
 
 
 @pytest.mark.parametrize("args,fragment", [

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 
 import fastndcg
 
-from strategies import FRACTIONAL_LABELS, SCORE_ALPHABET, as_arrays, batches, cutoffs
+from strategies import (FRACTIONAL_LABELS, SCORE_ALPHABET, as_arrays, batches, cutoffs,
+                        examples)
 
-SETTINGS = settings(max_examples=100, deadline=None,
+SETTINGS = settings(max_examples=examples(), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
 GAINS = ["exp2", "linear", (0.0, 1.0, 3.0, 7.0, 2.0)]  # the table is not monotone on purpose

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from fastndcg.measures import (MAX_CUTOFF, MAX_GAIN_TABLE, MAX_REL, REGISTRY, Measure,
                                column_name, parse)
 
+from strategies import examples
+
 
 def shown(text: str) -> str:
     """How a message quotes a measure name: repr of it, cut to 60 characters."""
@@ -275,7 +277,7 @@ def _check_refusal(text: str, err: Exception) -> None:
             assert _at_boundary(text, name, whole=True), (text, message)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(4), deadline=None)
 @given(ANY_TEXT)
 def test_any_text_reads_or_is_refused_naming_the_measure(text):
     with time_limit(5):
@@ -287,7 +289,7 @@ def test_any_text_reads_or_is_refused_naming_the_measure(text):
     assert parsed.columns
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(4), deadline=None)
 @given(ONE_NAME)
 def test_one_name_is_quoted_whole(text):
     with time_limit(5):
@@ -298,7 +300,7 @@ def test_one_name_is_quoted_whole(text):
             assert shown(text) in str(err), (text, str(err))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(st.lists(st.one_of(ONE_NAME, st.none(), st.integers(), st.floats(), st.binary(max_size=3)),
                 max_size=4))
 def test_a_list_with_anything_in_it(items):
@@ -375,7 +377,7 @@ def test_every_column_name_reads_back_as_its_measure(name):
                 _check_round_trip(name, kind, cutoff, rel, params)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(st.sampled_from(sorted(REGISTRY)), st.integers(1, MAX_CUTOFF), st.integers(0, MAX_REL))
 def test_column_names_read_back_at_any_cutoff_and_threshold(name, cutoff, rel):
     kind = REGISTRY[name]

@@ -18,9 +18,10 @@ import fastndcg
 from fastndcg import reference
 from fastndcg.measures import REGISTRY
 
-from strategies import DTYPES, NEGATIVE_LABELS, as_arrays, batches, integral_scores
+from strategies import (DTYPES, NEGATIVE_LABELS, as_arrays, batches, examples,
+                        integral_scores)
 
-SETTINGS = settings(max_examples=120, deadline=None,
+SETTINGS = settings(max_examples=examples(1.2), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
 # the values each number parameter is checked at beside its default (a kind with one

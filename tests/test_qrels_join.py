@@ -28,7 +28,9 @@ from fastndcg import io, qrels, reference
 from fastndcg.chunks import Chunk
 from fastndcg.qrels import _per_query, kernel_ids
 
-SETTINGS = settings(max_examples=60, deadline=None,
+from strategies import examples
+
+SETTINGS = settings(max_examples=examples(0.6), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 REAL = Path(__file__).parent / "data" / "real"
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1

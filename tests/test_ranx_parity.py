@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from strategies import examples
+
 ranx = pytest.importorskip("ranx")
 from ranx.data_structures.common import sort_dict_by_key  # noqa: E402
 from ranx.data_structures.generic import create_empty_results_dict  # noqa: E402
@@ -168,7 +170,7 @@ def test_tied_scores_follow_ranx_order(run_name, shape, tmp_path):
     assert diffs, "no measure tells the stable order from ranx's: the test shows nothing"
 
 
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=examples(0.4), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

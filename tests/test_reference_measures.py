@@ -24,6 +24,8 @@ from fastndcg.reference import (ap_query, judged_query, measure, measure_query, 
                                 num_rel_ret_query, num_ret_query, precision_query, recall_query,
                                 rprec_query, rr_query, success_query)
 
+from strategies import examples
+
 # every measure of the registry but NDCG (checked by test_tie_rules_exact and
 # test_vs_reference), each as its row says: whether it takes a cutoff, the tie rules it
 # offers, its number parameters
@@ -92,7 +94,7 @@ def tied_queries(draw):
     return scores, labels, judged, rel, n_rel, ks, nan_scores
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tied_queries())
 def test_average_is_the_mean_over_orderings_and_extremes_are_max_min(case):
     scores, labels, judged, rel, n_rel, ks, nan_scores = case
@@ -346,7 +348,7 @@ def tie_free_batches(draw):
     return queries
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(0.4), deadline=None)
 @given(tie_free_batches())
 def test_against_ir_measures(queries):
     ir_measures = pytest.importorskip("ir_measures")

@@ -25,6 +25,8 @@ from fastndcg import cli
 from fastndcg.report import Totals
 from fastndcg.synth import synthetic_log
 
+from strategies import examples
+
 NAMES = ["ndcg@1", "ndcg@3"]
 BIG = sys.float_info.max
 
@@ -157,7 +159,7 @@ ROWS = st.lists(st.tuples(WEIGHTS, st.floats(0, 1), st.one_of(st.floats(0, 1), s
                 min_size=1, max_size=30)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(1.5), deadline=None)
 @given(rows=ROWS, cuts=st.lists(st.integers(1, 29), max_size=6))
 def test_weighted_means_match_exact_arithmetic(rows, cuts):
     w = np.array([r[0] for r in rows])
@@ -365,7 +367,7 @@ def test_sklearn_drop_ins_with_huge_weights():
             func(y_true, y_score, sample_weight=[0.4, 1.0, 0.2]), rel=1e-14)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(st.integers(0, 2000), st.integers(1, 5), st.integers(0, 2**32 - 1),
        st.sampled_from([0, 40, 600, -600]))
 def test_totals_of_a_batch_equal_numpy_over_the_columns(n, n_cols, seed, spread):

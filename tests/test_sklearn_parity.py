@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 
 import fastndcg
 
+from strategies import examples
+
 sk = pytest.importorskip("sklearn.metrics")
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(1.2), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite

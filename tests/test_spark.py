@@ -22,6 +22,8 @@ import pytest
 
 import fastndcg
 
+import inprocess
+
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs a Java runtime, and none is installed", allow_module_level=True)
 pyspark = pytest.importorskip("pyspark", reason="pip install 'fastndcg[spark]'")
@@ -29,22 +31,7 @@ pyspark = pytest.importorskip("pyspark", reason="pip install 'fastndcg[spark]'")
 import fastndcg.spark as fspark  # noqa: E402
 
 TREC = Path(__file__).parent / "data" / "trec_eval"
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    from pyspark.sql import SparkSession
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (SparkSession.builder.master("local[2, 3]")  # 3 attempts a task
-               .appName("fastndcg-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "3")
-               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "7")  # queries straddle
-               .config("spark.driver.memory", "1g")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+# the Spark session is the suite's shared one (the ``spark`` fixture of tests/conftest.py)
 
 
 def tie_heavy_log(n_queries: int = 60, seed: int = 3) -> pa.Table:
@@ -327,6 +314,49 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                            *args], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.fixture
+def spark_cli(spark, monkeypatch):
+    """``fastndcg ... --spark local[2]`` in this process (tests/inprocess.py): its
+    ``getOrCreate()`` finds the suite's session, so no second JVM starts; its ``stop()``
+    at the end is recorded instead of done. Returns (run, stopped sessions)."""
+    stopped = []
+    monkeypatch.setattr(type(spark), "stop", lambda self: stopped.append(self))
+    return (lambda *args: inprocess.run(args, env={"PYSPARK_PYTHON": sys.executable})), stopped
+
+
+def test_command_line_on_spark_in_this_process(spark_cli, tmp_path):
+    """The command's numbers and its one-line error, on the suite's session; the
+    command stops the session it used. (Its own JVM, whose banner stays off the
+    terminal: the heavy tests below.)"""
+    import json
+    run, stopped = spark_cli
+    table = tie_heavy_log(40, seed=6)
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=60)
+    out = run("evaluate", path, "--spark", "local[2]", "-k", "3", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)["ndcg@3"]
+    assert got == pytest.approx(fastndcg.evaluate(table, k=3).mean["ndcg@3"], rel=1e-13)
+    assert len(stopped) == 1
+    bad = run("evaluate", path, "--spark", "local[2]", "--label-col", "grade")
+    assert bad.returncode == 1 and bad.stdout == ""
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'grade'" in lines[0] and "--label-col" in lines[0], bad.stderr
+    assert len(stopped) == 2
+    from test_compare import make_log
+    table = make_log(300, n_systems=2, n_segments=1, seed=8)
+    pq.write_table(table, path, row_group_size=100)
+    out = run("compare", path, "--systems", "score_a,score_b", "--spark", "local[2]",
+              "--resamples", "300", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    want = fastndcg.compare(table, ["score_a", "score_b"], n_resamples=300)
+    assert [r["p_t"] for r in got["tests"]] == want.tests["p_t"].to_pylist()
+    assert [r["ci_high"] for r in got["tests"]] == want.tests["ci_high"].to_pylist()
+    assert len(stopped) == 3
+
+
+@pytest.mark.heavy  # a JVM of its own, twice
 def test_command_line_on_spark_reads_a_path_and_speaks_in_one_line(tmp_path):
     table = tie_heavy_log(40, seed=6)
     path = tmp_path / "log.parquet"
@@ -374,6 +404,7 @@ def test_compare_shuffled_dataframe_and_stable_ties(spark, tmp_path):
     assert got.tests.equals(want.tests) and got.systems.equals(want.systems)
 
 
+@pytest.mark.heavy  # a JVM of its own
 def test_compare_on_the_command_line_with_spark(tmp_path):
     from test_compare import make_log
     table = make_log(300, n_systems=2, n_segments=1, seed=8)

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from strategies import examples
+
 scipy_stats = pytest.importorskip("scipy.stats")
 
 from fastndcg.compare.stats import CORRECTIONS, adjust, t_sf, ttest_paired, wilcoxon  # noqa: E402
@@ -24,7 +26,7 @@ RTOL = 1e-10  # the issue's requirement
 # the last bits there, so compare absolutely.
 ATOL_UNDERFLOW = 1e-300
 
-HYPO = settings(max_examples=150, deadline=None,
+HYPO = settings(max_examples=examples(1.5), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -324,7 +326,7 @@ def test_t_sf_special_values():
             assert abs(t_sf(t, df) + t_sf(-t, df) - 1.0) < 1e-15
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(t=st.floats(-60.0, 60.0), log_df=st.floats(0.0, 8.0))
 def test_t_sf_random_equals_scipy(t, log_df):
     df = 10.0 ** log_df
@@ -371,7 +373,7 @@ P_VALUES = st.lists(
     max_size=40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(P_VALUES)
 def test_adjust_equals_loop_references(p):
     arr = np.array(p, dtype=np.float64)

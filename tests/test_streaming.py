@@ -25,6 +25,7 @@ import fastndcg
 from fastndcg.synth import synthetic_log
 
 from test_evaluate import assert_list_mode, shuffled, write_parts
+from strategies import examples
 
 SC = importlib.import_module("fastndcg.scattered")
 EV = importlib.import_module("fastndcg.evaluate")
@@ -225,7 +226,7 @@ def test_failed_evaluation_leaves_no_output(tmp_path, log):
             assert os.listdir(tmp_path / "odir") == []
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(0.2), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(n_queries=st.integers(1, 60), shape=st.sampled_from(list(SHAPES)),
        batch_rows=st.integers(1, 40), spill=st.sampled_from([1, 7, 2 << 20]),

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 import fastndcg
 from fastndcg import reference
 
-SETTINGS = settings(max_examples=150, deadline=None,
+from strategies import examples
+
+SETTINGS = settings(max_examples=examples(1.5), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 HOW = {"average": "mean", "optimistic": "max", "pessimistic": "min"}
 FUNCS = {"ndcg_rel": reference.ndcg_rel_query, "rndcg": reference.rndcg_query}

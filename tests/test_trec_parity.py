@@ -34,6 +34,8 @@ import fastndcg
 from trec_output import parse_trec_eval
 from fastndcg import reference
 
+from strategies import examples
+
 DATA = Path(__file__).parent / "data" / "trec_eval"
 QRELS = DATA / "qrels.test"
 RUN = DATA / "results.test"
@@ -498,7 +500,7 @@ def _small_runs(draw):
     return run, qrels, seed
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_small_runs())
 def test_pytrec_eval_parity_hypothesis(data):
     pytest.importorskip("pytrec_eval")

@@ -14,9 +14,9 @@ import fastndcg
 from fastndcg import reference
 
 from strategies import (DTYPES, FRACTIONAL_LABELS, NAN_ALPHABET, NEGATIVE_LABELS, as_arrays,
-                        batches, cutoffs, integral_scores)
+                        batches, cutoffs, examples, integral_scores)
 
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = settings(max_examples=examples(1.5), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TIES = ["average", "stable", "optimistic", "pessimistic"]
 RTOL = ATOL = 1e-12
@@ -79,7 +79,7 @@ def test_negative_labels_match_reference(batch, k, ties, policy, gain):
                         zero_idcg="nan"), expected)
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(0.25), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(batch=batches(max_queries=4, max_rows=40, long_rows=3000),
        k=st.one_of(st.none(), st.integers(1, 1000),
@@ -136,7 +136,7 @@ def test_query_ids_group_scattered_rows(batch, k, data):
     close(fastndcg.ndcg(s, r, query_ids=ids.astype(str), k=k, ties="stable"), want)
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(0.6), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(batch=batches(max_queries=6, max_rows=40,
                      scores=st.sampled_from([-1.5, -0.0, 0.0, 0.25, 0.5, 2.0, float("inf")])),

@@ -54,7 +54,7 @@ def test_weighted_mean_is_numpy_average(zero_idcg):
     assert per["clicks"].to_pylist() == [by_query[q] for q in per["query_id"].to_pylist()]
 
 
-def test_weights_streamed_scattered_and_on_dask(tmp_path):
+def test_weights_streamed_scattered_and_on_dask(tmp_path, request):
     table = shuffled(weighted_log(150, seed=4), seed=2)  # scattered queries too
     want = expected_means(table)
     memory = fastndcg.evaluate(table, weight="clicks", batch_rows=37)
@@ -65,22 +65,19 @@ def test_weights_streamed_scattered_and_on_dask(tmp_path):
     nothing = fastndcg.evaluate(table, weight="clicks", batch_rows=37, per_query=False)
     for r in (streamed, nothing):
         assert r.mean == pytest.approx(want, rel=1e-12)
-    distributed = pytest.importorskip("distributed")
+    client = request.getfixturevalue("dask_client")  # the suite's cluster (tests/conftest.py)
     import fastndcg.dask as fdask
     import pyarrow.parquet as pq
     for i in range(3):
         n = table.num_rows // 3
         pq.write_table(table.slice(i * n, n if i < 2 else table.num_rows - 2 * n),
                        tmp_path / f"part-{i}.parquet")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        for per_query in (None, False):
-            got = fdask.evaluate(str(tmp_path / "part-*.parquet"), client=client, weight="clicks",
-                                 partition_rows=40, per_query=per_query)
-            assert got.mean == pytest.approx(want, rel=1e-12)
-            if per_query is None:
-                assert got.per_query.equals(memory.per_query)
+    for per_query in (None, False):
+        got = fdask.evaluate(str(tmp_path / "part-*.parquet"), client=client, weight="clicks",
+                             partition_rows=40, per_query=per_query)
+        assert got.mean == pytest.approx(want, rel=1e-12)
+        if per_query is None:
+            assert got.per_query.equals(memory.per_query)
 
 
 def test_qrels_mode_weights():
