@@ -32,6 +32,7 @@ from .codes import (F_BASIC, F_GRADED, M_11PT_AVG, M_11PT_AVG_TE9, M_AP, M_BING,
                     M_R, M_RBP_BIN, M_RBP_RESID, M_RBP_RESIDUAL, M_REL_P, M_RPREC,
                     M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
                     M_SUCCESS, M_UNJ, M_UTILITY, OPTIMISTIC, PESSIMISTIC)
+from .bundles import GroupScratch, Lists, Measures
 from .rank import flagged_groups
 from ._jit import kernel
 
@@ -465,13 +466,13 @@ def measure_value(code, k, b, b2, b3, tmode, n, n_rel, n_rel2, n_e, estart, esiz
 
 
 @kernel(_nrt=False, inner=True)
-def _groups(lo, n, lists, plan, tmode, s):
+def _groups(lo, n, scores, flags, nb, tmode, s):
     """The query's flagged groups (:func:`.rank.flagged_groups`, in ``s``, a
     :class:`.bundles.GroupScratch`), none without flag bits (num_ret alone, the
     graded measures: no flags to read)."""
-    if plan.n_bits == 0:
+    if nb == 0:
         return 0
-    return flagged_groups(lo, n, lists.scores, plan.flags, plan.n_bits, tmode, s)
+    return flagged_groups(lo, n, scores, flags, nb, tmode, s)
 
 
 @kernel(_nrt=False)
@@ -482,13 +483,14 @@ def measures_chunk(q0, q1, lists, tmode, plan, s, out):
     ``plan.codes[j]``, cutoff ``plan.cutoffs[j]``, flag bits ``plan.bits[j, 0..1]``)
     into out[q, j]. A kernel of its own so that a job of the usual measures does not
     compile the others (:func:`measures_chunk_all`)."""
+    lists, plan, s = Lists(*lists), Measures(*plan), GroupScratch(*s)
     offsets = lists.offsets
     n_rel = plan.n_rel
     nb = plan.n_bits
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
-        n_e = _groups(lo, n, lists, plan, tmode, s)
+        n_e = _groups(lo, n, lists.scores, plan.flags, nb, tmode, s)
         for j in range(len(plan.codes)):
             if plan.families[j] != F_BASIC:  # graded_chunk's
                 continue
@@ -505,13 +507,14 @@ def measures_chunk_all(q0, q1, lists, tmode, plan, s, out):
     """Every binary measure of ``plan`` (families ``F_BASIC`` and ``F_BINARY``) for
     queries q0:q1, as :func:`measures_chunk`, with the number parameters
     ``plan.params[j]`` and a third flag bit ``plan.bits[j, 2]``."""
+    lists, plan, s = Lists(*lists), Measures(*plan), GroupScratch(*s)
     offsets = lists.offsets
     n_rel = plan.n_rel
     nb = plan.n_bits
     for q in range(q0, q1):
         lo = offsets[q]
         n = offsets[q + 1] - lo
-        n_e = _groups(lo, n, lists, plan, tmode, s)
+        n_e = _groups(lo, n, lists.scores, plan.flags, nb, tmode, s)
         for j in range(len(plan.codes)):
             family = plan.families[j]
             if family == F_GRADED:  # graded_chunk's

@@ -16,6 +16,7 @@ import numpy as np
 
 from .codes import (AVERAGE, EXP2, F_GRADED, LINEAR, M_ERR, M_G, M_NDCG_REL, M_RBP, M_RNDCG,
                     OPTIMISTIC, PESSIMISTIC, TABLE)
+from .bundles import Cuts, GradedScratch, Ideal, Lists, Measures, RankScratch, Rules
 from .ndcg import dcg_walk
 from .rank import gain_value, rank_query, select_top
 from ._jit import kernel
@@ -269,13 +270,15 @@ def graded_chunk(q0, q1, lists, ideal, rules, plan, s, out, dcg_too, cuts, out_d
     same ranking (:func:`.ndcg.dcg_walk`: what :func:`.ndcg.dcg_chunk` gives,
     which ranks only down to the deepest cutoff), so a query is ranked once.
     ``s``: a :class:`.bundles.GradedScratch`."""
+    lists, ideal, rules, plan = Lists(*lists), Ideal(*ideal), Rules(*rules), Measures(*plan)
+    s, cuts = GradedScratch(*s), Cuts(*cuts)
+    ranking = RankScratch(*s.rank)
     offsets = lists.offsets
     ioffsets = ideal.offsets
     ilabels = ideal.labels
     gmode = rules.gain
     table = rules.table
     tmode = rules.ties
-    ranking = s.rank
     gsize = ranking.gsize
     ggain = ranking.ggain
     rgain = ranking.rgain

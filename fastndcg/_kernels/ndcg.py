@@ -7,13 +7,16 @@ and gain sum ``ggain[r]``; with optimistic/pessimistic ties ``rgain[p]`` is the
 gain at rank p). IDCG reads the same summary of the ideal ranking (gains
 descending, as runs of equal gain). :func:`walk` turns a summary into the sums
 at every cutoff; each ``*_chunk`` kernel ranks or sorts a chunk of queries one
-way and walks each. Arrays travel in the named bundles of :mod:`.bundles`.
+way and walks each. Arrays travel in the named bundles of :mod:`.bundles` (which
+a kernel called from Python takes as plain tuples and names on its first line).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .bundles import (Cuts, HistScratch, Ideal, IdealScratch, Lists, PackedScratch, RankScratch,
+                      Rules, ShortScratch)
 from .codes import OPTIMISTIC, PESSIMISTIC
 from .rank import (PAIR_MAX, SHORT_MAX, gain_value, rank_packed, rank_pairs, rank_query,
                    rank_short, select_top)
@@ -126,6 +129,7 @@ def dcg_short_chunk(q0, q1, lists, cuts, rules, s, out):
     deepest cutoff is at most ``rank.SHORT_MAX``: :func:`.rank.rank_pairs` (lists of
     at most ``rank.PAIR_MAX`` rows) or :func:`.rank.rank_short` (``s``: their
     :class:`.bundles.ShortScratch`), then :func:`walk`."""
+    lists, cuts, rules, s = Lists(*lists), Cuts(*cuts), Rules(*rules), ShortScratch(*s)
     offsets = lists.offsets
     kdeep = cuts.ks[len(cuts.ks) - 1]
     for q in range(q0, q1):
@@ -134,7 +138,7 @@ def dcg_short_chunk(q0, q1, lists, cuts, rules, s, out):
         m = min(kdeep, n)
         if n <= PAIR_MAX:
             rank_pairs(lo, n, m, lists.scores, lists.labels, rules.ties, rules.gain,
-                       rules.table, s)
+                       rules.table, s.gsize, s.ggain)
         else:
             rank_short(lo, n, m, lists.scores, lists.labels, rules.ties, rules.gain,
                        rules.table, s)
@@ -146,6 +150,7 @@ def dcg_chunk(q0, q1, lists, cuts, rules, s, out):
     """DCG of queries q0:q1 of ``lists``, any tie rule and cutoff:
     :func:`.rank.rank_query` (``s``: its :class:`.bundles.RankScratch`), then
     :func:`dcg_walk`."""
+    lists, cuts, rules, s = Lists(*lists), Cuts(*cuts), Rules(*rules), RankScratch(*s)
     offsets = lists.offsets
     kdeep = cuts.ks[len(cuts.ks) - 1]
     for q in range(q0, q1):
@@ -163,6 +168,7 @@ def dcg_packed_chunk(q0, q1, lists, cuts, rules, s, out):
     """DCG of queries q0:q1 for float32 scores (``lists.scores``: their bits as
     uint32) under "average" or "stable" ties: :func:`.rank.rank_packed` (``s``: its
     :class:`.bundles.PackedScratch`), then :func:`walk`."""
+    lists, cuts, rules, s = Lists(*lists), Cuts(*cuts), Rules(*rules), PackedScratch(*s)
     offsets = lists.offsets
     kdeep = cuts.ks[len(cuts.ks) - 1]
     for q in range(q0, q1):
@@ -185,6 +191,7 @@ def idcg_hist_chunk(q0, q1, ideal, cuts, rules, hist_order, s, out):
     ``s.rsize``/``s.rgain`` (gain sum = gain x size, as :func:`idcg_chunk` makes
     it, so both kernels hand :func:`walk` the same summary). ``s``: a
     :class:`.bundles.HistScratch`."""
+    ideal, cuts, rules, s = Ideal(*ideal), Cuts(*cuts), Rules(*rules), HistScratch(*s)
     offsets = ideal.offsets
     labels = ideal.labels
     counts = s.counts
@@ -228,6 +235,7 @@ def idcg_chunk(q0, q1, ideal, cuts, rules, s, out):
     gains are selected (:func:`.rank.select_top`), then summarised by rank as runs
     of equal gain (in ``s.rsize`` and ``s.gains``) for :func:`walk`. ``s``: an
     :class:`.bundles.IdealScratch`."""
+    ideal, cuts, rules, s = Ideal(*ideal), Cuts(*cuts), Rules(*rules), IdealScratch(*s)
     offsets = ideal.offsets
     labels = ideal.labels
     top = s.top

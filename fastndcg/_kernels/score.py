@@ -8,7 +8,7 @@ IDCG (:mod:`.ndcg`) comes from the ideal labels (the list's own in list mode,
 every judged document of the query in qrels mode). DCG and IDCG have a kernel
 for the usual case beside the general one (a cut of at most 64 ranks under
 average/stable ties; small integer labels, counted), and a measure goes to the
-kernel of its family (``codes.F_*``), chosen per call (:func:`choose_paths`), so
+kernel of its family (``codes.F_*``), chosen per call (:func:`choose_route`), so
 a job compiles only the paths its options can reach. Queries are scored in
 parallel over ``chunks`` (query boundaries balanced by rows) on several threads
 (:mod:`.threads`), each with scratch arrays made once per call
@@ -22,14 +22,13 @@ query.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
 import numpy as np
 
 from .binary import measures_chunk, measures_chunk_all
 from .bundles import (Cuts, GradedScratch, GroupScratch, HistScratch, IdealScratch, Outputs,
-                      PackedScratch, RankScratch, ShortScratch)
+                      PackedScratch, RankScratch, ShortScratch, plain)
 from .codes import AVERAGE, F_BASIC, F_BINARY, F_GRADED, STABLE
 from .graded import graded_chunk
 from .ndcg import dcg_chunk, dcg_packed_chunk, dcg_short_chunk, idcg_chunk, idcg_hist_chunk
@@ -74,14 +73,16 @@ def make_cuts(ks: np.ndarray, disc: np.ndarray) -> Cuts:
     return Cuts(ks, disc, prefix_sums(disc[:SHORT_MAX]))
 
 
-@dataclass(frozen=True)
-class Paths:
-    """The kernels a batch takes (:func:`choose_paths`). DCG: ``short`` (a cut of at
-    most ``rank.SHORT_MAX`` ranks under average/stable ties: one pass), ``packed``
+class Route(NamedTuple):
+    """How a batch is scored (:func:`choose_route`): its longest list and longest
+    ideal list (rows), and the kernels it takes. DCG: ``short`` (a cut of at most
+    ``rank.SHORT_MAX`` ranks under average/stable ties: one pass), ``packed``
     (deeper cuts of float32 scores under average/stable ties: packed keys),
     ``shared`` (read off the graded kernel's whole ranking), else the general path.
     The measures, by family: ``basic`` (the usual binary measures alone: a kernel
     that compiles without the others), ``other`` (any binary measure), ``graded``."""
+    longest: int
+    ilongest: int
     short: bool
     packed: bool
     shared: bool
@@ -90,30 +91,34 @@ class Paths:
     graded: bool
 
 
-def choose_paths(lists, cuts: Cuts, ties: int, families: np.ndarray, want_dcg: bool) -> Paths:
-    """The :class:`Paths` of a batch of ``lists`` (its cutoffs ``cuts``, tie rule
-    ``ties``, its measures' ``families``, whether DCG is wanted)."""
+def choose_route(lists, ideal, cuts: Cuts, ties: int, families: np.ndarray,
+                 want_dcg: bool) -> Route:
+    """The :class:`Route` of a batch of ``lists`` and ``ideal`` lists: by cutoff, tie
+    rule and score type for DCG, by the measures' ``families`` for the measures."""
     longest = max(1, int(np.diff(lists.offsets).max(initial=0)))
+    ilongest = max(1, int(np.diff(ideal.offsets).max(initial=0)))
     plain_ties = ties in (AVERAGE, STABLE)
     short = min(int(cuts.ks[-1]), longest) <= SHORT_MAX and plain_ties
     packed = want_dcg and not short and plain_ties and lists.scores.dtype == np.float32
-    graded = bool((families == F_GRADED).any())
-    other = bool((families == F_BINARY).any())
-    basic = not other and bool((families == F_BASIC).any())
+    present = set(families.tolist())
+    graded = F_GRADED in present
+    other = F_BINARY in present
+    basic = not other and F_BASIC in present
     # the gain measures rank each query whole: DCG's general path reads that ranking
     shared = graded and want_dcg and not short and not packed
-    return Paths(short, packed, shared, basic, other, graded)
+    return Route(longest, ilongest, short, packed, shared, basic, other, graded)
 
 
 class Scratch(NamedTuple):
-    """One thread's scratch bundles, those its batch's paths use (else None)."""
-    rank: Optional[RankScratch]
-    short: Optional[ShortScratch]
-    packed: Optional[PackedScratch]
-    groups: Optional[GroupScratch]
-    graded: Optional[GradedScratch]
-    hist: Optional[HistScratch]
-    ideal: Optional[IdealScratch]
+    """One thread's scratch bundles, those its batch's route uses (else None), as
+    the kernels take them (:func:`.bundles.plain`)."""
+    rank: Optional[tuple]
+    short: Optional[tuple]
+    packed: Optional[tuple]
+    groups: Optional[tuple]
+    graded: Optional[tuple]
+    hist: Optional[tuple]
+    ideal: Optional[tuple]
 
 
 def _ints(n: int) -> np.ndarray:
@@ -132,31 +137,30 @@ def _ranking(dtype, ranks: int, rows: int) -> RankScratch:
                        rgain=_floats(rows))
 
 
-def make_scratch(lists, ideal, cuts: Cuts, ties: int, hist_order: np.ndarray, n_bits: int,
-                 paths: Paths, want_dcg: bool, want_idcg: bool) -> Scratch:
-    """The scratch arrays of one thread for a batch, sized for its longest lists
-    (a slot a rank or a row, as each bundle's doc says)."""
-    dtype = lists.scores.dtype
-    longest = max(1, int(np.diff(lists.offsets).max(initial=0)))
-    ilongest = max(1, int(np.diff(ideal.offsets).max(initial=0)))
-    ranks = min(int(cuts.ks[-1]), longest)  # DCG's deepest rank
-    dcg = want_dcg and not paths.shared
-    rank = short = packed = groups = graded = hist = ideal_s = None
-    if dcg and paths.packed:
+def make_scratch(route: Route, dtype, kdeep: int, ties: int, hist_order: np.ndarray,
+                 n_bits: int, want_dcg: bool, want_idcg: bool) -> Scratch:
+    """The scratch arrays of one thread for a batch of ``route``, scores of ``dtype``
+    and DCG down to rank ``kdeep`` at most (a slot a rank or a row, as each bundle's
+    doc says)."""
+    longest, ilongest = route.longest, route.ilongest
+    ranks = min(kdeep, longest)  # DCG's deepest rank
+    dcg = want_dcg and not route.shared
+    rank = short = packed = groups = graded = hist = ideal = None
+    if dcg and route.packed:
         packed = PackedScratch(keys=np.empty(longest, np.uint64),
                                top=np.empty(max(1, ranks), np.uint64), gsize=_ints(ranks + 1),
                                ggain=_floats(ranks))
-    elif dcg and paths.short:
+    elif dcg and route.short:
         short = ShortScratch(pos=_ints(ranks + 1), gsize=_ints(ranks + 1), ggain=_floats(ranks))
     elif dcg:
         rank = _ranking(dtype, ranks, longest if ties not in (AVERAGE, STABLE) else 1)
-    if paths.basic or paths.other:
+    if route.basic or route.other:
         rows = longest + 1
         groups = GroupScratch(uval=np.empty(rows, dtype), mult=_ints(rows), gsz=_ints(rows),
                               btw=_ints(rows), fill=_ints(rows), eord=_ints(rows),
                               estart=_ints(rows), esize=_ints(rows),
                               ecnt=np.zeros((rows, max(n_bits, 1)), np.int64))
-    if paths.graded:
+    if route.graded:
         graded = GradedScratch(rank=_ranking(dtype, longest, longest), rg=_floats(longest),
                                igains=_floats(ilongest), itop=_floats(ilongest))
     if want_idcg and len(hist_order):
@@ -164,9 +168,10 @@ def make_scratch(lists, ideal, cuts: Cuts, ties: int, hist_order: np.ndarray, n_
                            hgain=_floats(len(hist_order)), rgain=_floats(ilongest),
                            rsize=_ints(ilongest))
     elif want_idcg:
-        ideal_s = IdealScratch(top=_floats(ilongest), gains=_floats(ilongest),
-                               rsize=_ints(ilongest))
-    return Scratch(rank, short, packed, groups, graded, hist, ideal_s)
+        ideal = IdealScratch(top=_floats(ilongest), gains=_floats(ilongest),
+                             rsize=_ints(ilongest))
+    return Scratch(*[None if b is None else plain(b)
+                     for b in (rank, short, packed, groups, graded, hist, ideal)])
 
 
 def score_batch(lists, ideal, cuts: Cuts, rules, plan, hist_order: np.ndarray,
@@ -184,12 +189,15 @@ def score_batch(lists, ideal, cuts: Cuts, rules, plan, hist_order: np.ndarray,
     measure j into ``out.values[:, j]``; ``hist_order``: the label values by gain
     when labels are counted for IDCG (else empty); ``chunks``: the query
     boundaries of the chunks."""
-    paths = choose_paths(lists, cuts, rules.ties, plan.families, want_dcg)
-    packed_lists = lists._replace(scores=lists.scores.view(np.uint32)) if paths.packed else None
+    route = choose_route(lists, ideal, cuts, rules.ties, plan.families, want_dcg)
+    kdeep, ties, dtype, n_bits = int(cuts.ks[-1]), rules.ties, lists.scores.dtype, int(plan.n_bits)
+    packed_lists = plain(lists._replace(scores=lists.scores.view(np.uint32))) if route.packed \
+        else None
+    # the bundles as the kernels take them (.bundles)
+    lists, ideal, cuts, rules, plan = map(plain, (lists, ideal, cuts, rules, plan))
 
     def make():
-        return make_scratch(lists, ideal, cuts, rules.ties, hist_order, int(plan.n_bits), paths,
-                            want_dcg, want_idcg)
+        return make_scratch(route, dtype, kdeep, ties, hist_order, n_bits, want_dcg, want_idcg)
 
     def work(c, s):
         q0, q1 = chunks[c], chunks[c + 1]
@@ -199,12 +207,12 @@ def score_batch(lists, ideal, cuts: Cuts, rules, plan, hist_order: np.ndarray,
             dcg_short_chunk(q0, q1, lists, cuts, rules, s.short, out.dcg)
         elif s.rank is not None:
             dcg_chunk(q0, q1, lists, cuts, rules, s.rank, out.dcg)
-        if paths.other:
-            measures_chunk_all(q0, q1, lists, rules.ties, plan, s.groups, out.values)
-        elif paths.basic:
-            measures_chunk(q0, q1, lists, rules.ties, plan, s.groups, out.values)
-        if paths.graded:
-            graded_chunk(q0, q1, lists, ideal, rules, plan, s.graded, out.values, paths.shared,
+        if route.other:
+            measures_chunk_all(q0, q1, lists, ties, plan, s.groups, out.values)
+        elif route.basic:
+            measures_chunk(q0, q1, lists, ties, plan, s.groups, out.values)
+        if route.graded:
+            graded_chunk(q0, q1, lists, ideal, rules, plan, s.graded, out.values, route.shared,
                          cuts, out.dcg)
         if s.hist is not None:
             idcg_hist_chunk(q0, q1, ideal, cuts, rules, hist_order, s.hist, out.idcg)
