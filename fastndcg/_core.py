@@ -384,11 +384,12 @@ def hist_order(gain: Gain, info: LabelInfo) -> np.ndarray:
 
 @dataclass
 class MeasurePlan:
-    """What the binary measures need from the kernels: measure j has code
-    ``codes[j]``, cutoff ``cutoffs[j]`` (-1: the whole list) and reads flag bit
-    ``bits[j]``, with number parameters ``params[j]`` (float64, a row per measure);
-    ``flags`` holds those bits per row (uint8, empty when no measure reads flags);
-    ``n_rel[q, b]`` is R of query q at bit b."""
+    """What the measures need from the kernels: measure j has code ``codes[j]``,
+    family ``families[j]`` (``codes.F_*``: the kernel that scores it), cutoff
+    ``cutoffs[j]`` (-1: the whole list) and reads flag bit ``bits[j]``, with number
+    parameters ``params[j]`` (float64, a row per measure); ``flags`` holds those
+    bits per row (uint8, empty when no measure reads flags); ``n_rel[q, b]`` is R
+    of query q at bit b."""
     codes: np.ndarray
     cutoffs: np.ndarray
     bits: np.ndarray
@@ -401,6 +402,15 @@ class MeasurePlan:
     @property
     def n_measures(self) -> int:
         return len(self.codes)
+
+    def for_kernels(self):
+        """The plan as the kernels take it (:class:`fastndcg._kernels.bundles.Measures`),
+        every array read-only."""
+        F = frozen
+        return K.Measures(codes=F(self.codes), families=F(self.families),
+                          cutoffs=F(self.cutoffs), bits=F(self.bits), params=F(self.params),
+                          flags=F(self.flags), n_bits=np.int64(self.n_bits),
+                          n_rel=F(self.n_rel))
 
 
 def make_plan(lay, flags: np.ndarray, n_rel: np.ndarray) -> MeasurePlan:
@@ -447,15 +457,16 @@ def run_kernels(batch: Batch, cutoffs: list, gain: Gain, tmode: int, log_base: f
     out_idcg = np.zeros((n_q, len(unique)))
     out_m = np.zeros((n_q, plan.n_measures))
     if n_q:
+        F = frozen
+        lists = K.Lists(F(batch.offsets), F(batch.scores), F(labels))
+        ideal_lists = K.Ideal(F(ideal.offsets), F(ilabels))
+        cuts = K.make_cuts(F(np.array(unique, np.int64)),
+                           F(discounts(max(unique[-1], 1), log_base)))
+        rules = K.Rules(gain.mode, F(gain.table), tmode)
         with KERNEL_LOCK:
-            F = frozen
-            K.score_batch(F(batch.offsets), F(batch.scores), F(labels), F(plan.flags),
-                          F(ideal.offsets), F(ilabels), F(np.array(unique, np.int64)),
-                          F(discounts(max(unique[-1], 1), log_base)), gain.mode, F(gain.table),
-                          tmode, F(hist_order(gain, info)),
-                          F(work_chunks(batch.offsets, ideal.offsets)), want_dcg, want_idcg,
-                          F(plan.codes), F(plan.cutoffs), F(plan.bits), F(plan.params),
-                          np.int64(plan.n_bits), F(plan.n_rel), out_dcg, out_idcg, out_m)
+            K.score_batch(lists, ideal_lists, cuts, rules, plan.for_kernels(),
+                          F(hist_order(gain, info)), F(work_chunks(batch.offsets, ideal.offsets)),
+                          want_dcg, want_idcg, K.Outputs(out_dcg, out_idcg, out_m))
     if columns != list(range(len(unique))):  # repeated or unsorted cutoffs
         out_dcg, out_idcg = out_dcg[:, columns], out_idcg[:, columns]
     return (out_dcg if want_dcg else None,

@@ -223,8 +223,8 @@ def _dispatchers():
     out = []
     # (not .nested: ranx's objects have a variant for each width of their document
     # ids, compiled on first use, which no warm-up can foresee)
-    for name in ("rank", "measures", "score", "scan", "join", "hashing", "runs", "resample",
-                 "paired"):
+    for name in ("rank", "ndcg", "binary", "graded", "score", "scan", "join", "hashing", "runs",
+                 "resample", "paired"):
         module = importlib.import_module(f"{_kernels.__name__}.{name}")
         out += [f for f in vars(module).values() if isinstance(f, Dispatcher)]
     return out

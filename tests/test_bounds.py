@@ -6,7 +6,8 @@ the kernels with a check on every index (an IndexError instead), so a subprocess
 with a fresh compile cache runs the public functions on shapes that take every
 ranking path: short and long lists, cutoffs below and above the insertion path
 (32 ranks), labels counted or selected, gain tables, every tie rule, the binary
-measures' flagged groups (one score for all, too), and ``idcg``, whose scores
+measures' flagged groups (one score for all, too), the graded measures (with
+DCG read off their whole ranking), and ``idcg``, whose scores
 are an empty placeholder (it once read them). Heavy: the
 checked kernels compile from scratch (a minute or two), so it runs with
 ``FASTNDCG_BOUNDSCHECK=1 python -m pytest tests/test_bounds.py``.
@@ -65,6 +66,12 @@ for offsets, cut in ((mixed, slice(0, n)), (np.array([0, 1000]), last)):  # + on
         if ties == "stable":
             fastndcg.measure(scores[cut], labels[cut] - 1, offsets, ties=ties, gain="linear",
                              negative_labels="keep", measure="infAP G ndcg_rel Rndcg")
+        # DCG read off the graded step's whole ranking (deep cuts; float64 scores, which
+        # the packed path does not take)
+        graded = "ndcg_rel rbp.p=0.5" if ties in ("average", "stable") else "rbp.p=0.5"
+        for s in (scores[cut], scores[cut].astype(np.float64)):
+            fastndcg.measure(s, labels[cut], offsets, ties=ties, gain="linear",
+                             measure="nDCG@100 nDCG@3 nDCG " + graded)
 print("checked")
 """
 

@@ -35,9 +35,9 @@ import fastndcg
 import fastndcg.api, fastndcg.evaluate
 numba_at_import = "numba" in sys.modules
 from fastndcg import _kernels as K
-from fastndcg._kernels import rank, measures, score, scan, strings, hashing
+from fastndcg._kernels import rank, ndcg, binary, graded, score, scan, strings, hashing
 from numba.core.dispatcher import Dispatcher
-kernels = {{n: f for m in (rank, measures, score, scan, strings, hashing) for n, f in vars(m).items()
+kernels = {{n: f for m in (rank, ndcg, binary, graded, score, scan, strings, hashing) for n, f in vars(m).items()
            if isinstance(f, Dispatcher)}}
 report = {{
     "numba_at_import": numba_at_import,
@@ -49,7 +49,7 @@ report = {{
 import numpy as np
 out = fastndcg.ndcg(np.array({SCORES!r}), np.array({LABELS!r}), np.array({OFFSETS!r}),
                     k=[1, 3])
-batch = measures.dcg_short_chunk
+batch = ndcg.dcg_short_chunk
 report.update(
     result=[[float(v).hex() for v in row] for row in out],
     files_after_call={{d: files(d) for d in dirs}},
@@ -57,7 +57,7 @@ report.update(
     cache_path=batch.stats.cache_path,
     cache_hits=sum(batch.stats.cache_hits.values()),
     cache_misses=sum(batch.stats.cache_misses.values()),
-    kernel_file=measures.__file__,
+    kernel_file=ndcg.__file__,
 )
 print("REPORT " + json.dumps(report))
 """
@@ -120,7 +120,7 @@ def test_cold_run_writes_cache_files_to_the_given_dir(runs):
     written = report["files_after_call"][d["cold"]]
     assert any(f.endswith(".nbi") for f in written), written
     assert any(f.endswith(".nbc") for f in written), written
-    assert all(os.path.basename(f).split(".")[0] in ("rank", "measures", "score", "scan", "strings", "hashing")
+    assert all(os.path.basename(f).split(".")[0] in ("rank", "ndcg", "binary", "graded", "score", "scan", "strings", "hashing")
                for f in written
                if f.endswith((".nbi", ".nbc"))), written
     assert report["cache_path"].startswith(d["cold"] + os.sep)

@@ -195,7 +195,7 @@ def test_four_specialisations_at_most():
     """Every dtype pair, read-only, strided, big-endian and Arrow input reach the
     main kernel as one of four types: read-only C-contiguous float32/float64 scores
     with int32/float64 labels."""
-    from fastndcg._kernels import measures, scan
+    from fastndcg._kernels import ndcg, scan
 
     rng = np.random.default_rng(3)
     _, _, offsets = base_batch()
@@ -211,11 +211,12 @@ def test_four_specialisations_at_most():
         fastndcg.ndcg(pa.array(s), pa.array(l), offsets, k=K)
     allowed_scores = {"float32", "float64"}
     allowed_labels = {"int32", "float64"}
-    for dispatcher in (measures.dcg_chunk, scan.scan_chunk):
+    for dispatcher in (ndcg.dcg_chunk, scan.scan_chunk):
         sigs = dispatcher.signatures
         assert 1 <= len(sigs) <= 4, sigs
         for sig in sigs:
-            scores_t, labels_t = (sig[3], sig[4]) if dispatcher is measures.dcg_chunk else sig[:2]
+            # dcg_chunk(q0, q1, lists, ...): the scores and labels of its Lists bundle
+            scores_t, labels_t = sig[2].types[1:3] if dispatcher is ndcg.dcg_chunk else sig[:2]
             assert scores_t.layout == labels_t.layout == "C" and not scores_t.mutable, sig
             assert not labels_t.mutable, sig
             assert str(scores_t.dtype) in allowed_scores, sig

@@ -1,9 +1,14 @@
 """Numba kernels, one module per step, loaded on first use.
 
 * :mod:`.rank` -- ranking a query into tie groups (its ranked summary);
-* :mod:`.measures` -- the measures: accumulators over the ranked summary (DCG,
-  AP, RR, P, R, ...), and IDCG;
-* :mod:`.score` -- the parallel driver: rank each query once, then measure;
+* :mod:`.ndcg` -- DCG and IDCG at every cutoff from a ranked summary, and NDCG;
+* :mod:`.binary` -- the binary measures: accumulators over a query's flagged tie
+  groups (AP, RR, P, R, ...);
+* :mod:`.graded` -- the graded measures, over a query's gains in rank order and its
+  ideal gains (G, ndcg_rel, Rndcg, rbp, ERR);
+* :mod:`.score` -- the parallel driver: rank each query once, then measure, each
+  measure by the kernel of its family;
+* :mod:`.bundles` -- the named bundles of arrays the kernels take (plain Python);
 * :mod:`.scan` -- the validation pass over scores and labels, and the pass that
   totals per-query values;
 * :mod:`.join` -- the qrels join and trec_eval's document order, by kind of id
@@ -27,11 +32,14 @@ import importlib
 
 from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 
-# kernel name -> the submodule defining it
+# a kernel's (or a kernel bundle's) name -> the submodule defining it
 _WHERE = {
-    "score_batch": "score", "dcg_chunk": "measures", "idcg_chunk": "measures",
-    "dcg_short_chunk": "measures", "idcg_hist_chunk": "measures",
-    "measures_chunk": "measures", "measures_chunk_all": "measures", "ndcg_ratio": "measures",
+    "score_batch": "score", "make_cuts": "score",
+    "dcg_chunk": "ndcg", "idcg_chunk": "ndcg", "dcg_short_chunk": "ndcg",
+    "dcg_packed_chunk": "ndcg", "idcg_hist_chunk": "ndcg", "ndcg_ratio": "ndcg",
+    "measures_chunk": "binary", "measures_chunk_all": "binary", "graded_chunk": "graded",
+    "Lists": "bundles", "Ideal": "bundles", "Rules": "bundles", "Measures": "bundles",
+    "Outputs": "bundles",
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",

@@ -6,7 +6,7 @@ score reaches a kernel). Every array and setting is an argument; kernels compile
 lazily on first call and are cached on disk.
 
 :func:`rank_query` ranks the rows lo:lo+n of a query down to rank m = min(k, n),
-k the deepest DCG cutoff, and leaves a *ranked summary* that DCG reads (:mod:`.measures`):
+k the deepest DCG cutoff, and leaves a *ranked summary* that DCG reads (:mod:`.ndcg`):
 arrays indexed by rank, where the tie group starting at rank r is described at
 index r (the entries between two group starts are not read):
 
@@ -47,8 +47,8 @@ hold one, with their start ranks, from the flagged items' sorted scores and one
 counting pass, so measures reading the whole ranking (AP, RR, R@1000) sort only
 the flagged items, never the whole list.
 
-Scratch arrays are allocated once per chunk of queries by the caller
-(:mod:`.score`), so nothing is allocated per query.
+Scratch arrays come in named bundles (:mod:`.bundles`), allocated once per thread
+by the caller (:mod:`.score`), so nothing is allocated per query.
 """
 
 from __future__ import annotations
@@ -180,7 +180,8 @@ def rank_pairs(lo, n, m, scores, labels, tmode, gmode, table, gsize, ggain):
     group starts at the number of rows above it ("stable": plus its equals earlier
     in the input), so there is no sort and no branch on the data, only short loops
     of comparisons (1.6x faster than insertion at ~5 rows a query, 1.2x at ~10).
-    Gains are summed per group in input order, as :func:`rank_short` does."""
+    Gains are summed per group in input order, as :func:`rank_short` does, into
+    the ranked summary ``gsize``/``ggain``."""
     for r in range(m):
         ggain[r] = 0.0
     for i in range(lo, lo + n):
@@ -200,14 +201,17 @@ def rank_pairs(lo, n, m, scores, labels, tmode, gmode, table, gsize, ggain):
 
 
 @kernel(_nrt=False, inner=True)
-def rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain):
+def rank_short(lo, n, m, scores, labels, tmode, gmode, table, s):
     """:func:`rank_query` for "average" and "stable" ties and m <= SHORT_MAX, in one
     pass (2x faster than the heap for whole lists of 50-100 rows, but 1.2x slower
     for a cut of 32 in 1,000 rows, where the heap's O(n log m) pays): the first m positions in rank order (score descending, then input
     position) are kept in ``pos`` by insertion; a later row that does not beat the
     m-th costs one comparison. Rows tied with the m-th but outside the buffer are
     counted with their gains as they go by, so the group straddling the cut is
-    known whole without a second pass."""
+    known whole without a second pass. ``s``: a :class:`.bundles.ShortScratch`."""
+    pos = s.pos
+    gsize = s.gsize
+    ggain = s.ggain
     for i in range(m):
         x = scores[lo + i]
         j = i
@@ -261,12 +265,17 @@ def rank_short(lo, n, m, scores, labels, tmode, gmode, table, pos, gsize, ggain)
 
 
 @kernel(_nrt=False, inner=True)
-def rank_query(lo, n, m, scores, labels, tmode, gmode, table, top, gstart, gfill, gsize,
-               ggain, rgain):
+def rank_query(lo, n, m, scores, labels, tmode, gmode, table, s):
     """Rank the query at rows lo:lo+n into its ranked summary (module docstring)
-    down to rank m (given, 0 < m <= n). ``top`` has the scores' dtype
-    (m slots); ``gstart``/``gfill`` m + 1 slots;
-    ``rgain`` n slots for optimistic/pessimistic ties."""
+    down to rank m (given, 0 < m <= n), in ``s``, a :class:`.bundles.RankScratch`
+    (``top``: m slots; ``gstart``/``gfill``: m + 1; ``rgain``: n slots, read for
+    optimistic/pessimistic ties)."""
+    top = s.top
+    gstart = s.gstart
+    gfill = s.gfill
+    gsize = s.gsize
+    ggain = s.ggain
+    rgain = s.rgain
     select_top(scores, lo, n, m, top)
     n_groups = np.int64(0)
     for p in range(m):
@@ -309,7 +318,7 @@ HIGH = np.uint64(32)
 
 
 @kernel(_nrt=False, inner=True)
-def rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, keys, top, gsize, ggain):
+def rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, s):
     """:func:`rank_query` for float32 scores under "average" or "stable" ties
     (``sbits``: the scores' bits as uint32), selecting packed keys instead of
     values: a row's key is its score mapped to an unsigned integer in the same
@@ -320,7 +329,11 @@ def rank_packed(lo, n, m, sbits, labels, gmode, table, tmode, keys, top, gsize, 
     the rows after the last kept one counts the members of the group at the cut
     beyond it: no second pass putting every row into its group (which cost a
     quarter of the time at k=100 on 1,000-row lists). Gains are summed in input
-    order, as :func:`rank_query` sums them."""
+    order, as :func:`rank_query` sums them. ``s``: a :class:`.bundles.PackedScratch`."""
+    keys = s.keys
+    top = s.top
+    gsize = s.gsize
+    ggain = s.ggain
     for i in range(n):
         b = np.uint64(sbits[lo + i])
         if b == SIGN32:  # -0.0 ties with 0.0
@@ -361,8 +374,7 @@ def order_gains(rgain, a, e, descending):
 
 
 @kernel(_nrt=False, inner=True)
-def flagged_groups(lo, n, scores, flags, nb, tmode, uval, mult, gsz, btw, fill, eord,
-                   estart, esize, ecnt):
+def flagged_groups(lo, n, scores, flags, nb, tmode, s):
     """The tie groups of the query at rows lo:lo+n that hold a flagged item (any
     of the ``nb`` flag bits set), in rank order, without ranking the other items:
     the flagged items' distinct scores are sorted, then one pass over the query
@@ -370,9 +382,17 @@ def flagged_groups(lo, n, scores, flags, nb, tmode, uval, mult, gsz, btw, fill, 
     number of entries; entry e starts at rank estart[e] (0-based), has esize[e]
     members and ecnt[e, b] flagged at bit b. For "stable" ties every flagged item
     is an entry of its own (its rank: the items above its group plus its equals
-    earlier in the input); otherwise a group is one entry. Scratch: ``uval`` (the
-    scores' dtype), ``mult``, ``gsz``, ``btw``, ``fill``, ``eord`` and the
-    entries, n + 1 slots each."""
+    earlier in the input); otherwise a group is one entry. ``s``: a
+    :class:`.bundles.GroupScratch`, n + 1 slots each (the entries too)."""
+    uval = s.uval
+    mult = s.mult
+    gsz = s.gsz
+    btw = s.btw
+    fill = s.fill
+    eord = s.eord
+    estart = s.estart
+    esize = s.esize
+    ecnt = s.ecnt
     f = 0
     for i in range(n):
         if flags[lo + i] != 0:

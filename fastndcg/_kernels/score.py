@@ -1,48 +1,39 @@
 """The driver that scores a batch of queries with the kernels (plain Python).
 
-Three steps, each a kernel over a chunk of queries (:mod:`.measures`): DCG
-ranks each query once down to its deepest cutoff (:mod:`.rank`) and walks the
-ranked summary for every cutoff; the binary measures read each query's flagged
-tie groups; IDCG comes from the ideal labels (the list's own in list mode,
+Steps, each a kernel over a chunk of queries: DCG (:mod:`.ndcg`) ranks each
+query once down to its deepest cutoff (:mod:`.rank`) and walks the ranked
+summary for every cutoff; the binary measures (:mod:`.binary`) read each query's
+flagged tie groups; the graded measures (:mod:`.graded`) rank each query whole;
+IDCG (:mod:`.ndcg`) comes from the ideal labels (the list's own in list mode,
 every judged document of the query in qrels mode). DCG and IDCG have a kernel
 for the usual case beside the general one (a cut of at most 64 ranks under
-average/stable ties; small integer labels, counted), chosen per call, so a job
-compiles only the paths its options can reach. Queries are scored in parallel over ``chunks`` (query
-boundaries balanced by rows) on several threads (:mod:`.threads`), each with
-scratch arrays made once per call (:func:`scratch`), so there is no allocation
-per query. The kernels allocate nothing at all: they are compiled without
-Numba's reference counting (``_nrt=False``), which would otherwise add atomic
-increments and decrements for every array handed to a helper, on every query.
+average/stable ties; small integer labels, counted), and a measure goes to the
+kernel of its family (``codes.F_*``), chosen per call (:func:`choose_route`), so
+a job compiles only the paths its options can reach. Queries are scored in
+parallel over ``chunks`` (query boundaries balanced by rows) on several threads
+(:mod:`.threads`), each with scratch arrays made once per call
+(:func:`make_scratch`, in the named bundles of :mod:`.bundles`), so there is no
+allocation per query. The kernels allocate nothing at all: they are compiled
+without Numba's reference counting (``_nrt=False``), which would otherwise add
+atomic increments and decrements for every array handed to a helper, on every
+query.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .codes import AVERAGE, BASIC_LAST, GRADED_FIRST, STABLE
-from .measures import (dcg_chunk, dcg_packed_chunk, dcg_short_chunk, graded_chunk, idcg_chunk,
-                       idcg_hist_chunk, measures_chunk, measures_chunk_all)
+from .binary import measures_chunk, measures_chunk_all
+from .bundles import (Cuts, GradedScratch, GroupScratch, HistScratch, IdealScratch, Outputs,
+                      PackedScratch, RankScratch, ShortScratch, plain)
+from .codes import AVERAGE, F_BASIC, F_BINARY, F_GRADED, STABLE
+from .graded import graded_chunk
+from .ndcg import dcg_chunk, dcg_packed_chunk, dcg_short_chunk, idcg_chunk, idcg_hist_chunk
 from .rank import SHORT_MAX
 from .threads import run_chunks
-
-
-def scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg, n_measures, nb):
-    """The arrays one thread's kernel calls work in, for queries of at
-    most ``longest`` rows (``ilongest`` ideal rows): (top, ints, uval, floats, ecnt,
-    hgain, rsize)."""
-    kdeep = int(ks[-1])
-    m_max = max(1, min(kdeep, longest)) if want_dcg else 1
-    f_max = longest + 1 if n_measures else 1
-    n_hist = int(hist_order.max()) + 1 if len(hist_order) else 1
-    width = max(m_max + 1, f_max, n_hist)
-    deep = longest if want_dcg and tmode not in (AVERAGE, STABLE) else 1
-    fwidth = max(m_max, deep, ilongest)
-    return (np.empty(m_max, scores.dtype), np.zeros((11, width), np.int64),
-            np.empty(f_max, scores.dtype), np.zeros((4, fwidth), np.float64),
-            np.zeros((f_max, max(nb, 1)), np.int64), np.zeros(max(1, len(hist_order))),
-            np.zeros(max(fwidth, n_hist), np.int64))
 
 
 def prefix_sums(values):
@@ -71,77 +62,161 @@ def _prefix_sums(raw: bytes):
     return out
 
 
-def score_batch(offsets, scores, labels, flags, ioffsets, ilabels, ks, disc, gmode, table,
-                tmode, hist_order, chunks, want_dcg, want_idcg, mcode, mk, mbit, mparam,
-                nb, n_rel, out_dcg, out_idcg, out_m):
+def make_cuts(ks: np.ndarray, disc: np.ndarray) -> Cuts:
+    """The :class:`.bundles.Cuts` of the cutoffs ``ks`` (sorted, unique) and the
+    discount of each rank ``disc``, with the prefix sums the short walk reads.
+
+    >>> import numpy as np
+    >>> make_cuts(np.array([1, 3]), np.array([1.0, 0.5, 0.25])).cdisc[0].tolist()
+    [0.0, 1.0, 1.5, 1.75]
+    """
+    return Cuts(ks, disc, prefix_sums(disc[:SHORT_MAX]))
+
+
+class Route(NamedTuple):
+    """How a batch is scored (:func:`choose_route`): its longest list and longest
+    ideal list (rows), and the kernels it takes. DCG: ``short`` (a cut of at most
+    ``rank.SHORT_MAX`` ranks under average/stable ties: one pass), ``packed``
+    (deeper cuts of float32 scores under average/stable ties: packed keys),
+    ``shared`` (read off the graded kernel's whole ranking), else the general path.
+    The measures, by family: ``basic`` (the usual binary measures alone: a kernel
+    that compiles without the others), ``other`` (any binary measure), ``graded``."""
+    longest: int
+    ilongest: int
+    short: bool
+    packed: bool
+    shared: bool
+    basic: bool
+    other: bool
+    graded: bool
+
+
+def choose_route(lists, ideal, cuts: Cuts, ties: int, families: np.ndarray,
+                 want_dcg: bool) -> Route:
+    """The :class:`Route` of a batch of ``lists`` and ``ideal`` lists: by cutoff, tie
+    rule and score type for DCG, by the measures' ``families`` for the measures."""
+    longest = max(1, int(np.diff(lists.offsets).max(initial=0)))
+    ilongest = max(1, int(np.diff(ideal.offsets).max(initial=0)))
+    plain_ties = ties in (AVERAGE, STABLE)
+    short = min(int(cuts.ks[-1]), longest) <= SHORT_MAX and plain_ties
+    packed = want_dcg and not short and plain_ties and lists.scores.dtype == np.float32
+    present = set(families.tolist())
+    graded = F_GRADED in present
+    other = F_BINARY in present
+    basic = not other and F_BASIC in present
+    # the gain measures rank each query whole: DCG's general path reads that ranking
+    shared = graded and want_dcg and not short and not packed
+    return Route(longest, ilongest, short, packed, shared, basic, other, graded)
+
+
+class Scratch(NamedTuple):
+    """One thread's scratch bundles, those its batch's route uses (else None), as
+    the kernels take them (:func:`.bundles.plain`)."""
+    rank: Optional[tuple]
+    short: Optional[tuple]
+    packed: Optional[tuple]
+    groups: Optional[tuple]
+    graded: Optional[tuple]
+    hist: Optional[tuple]
+    ideal: Optional[tuple]
+
+
+def _ints(n: int) -> np.ndarray:
+    return np.zeros(max(1, n), np.int64)
+
+
+def _floats(n: int) -> np.ndarray:
+    return np.zeros(max(1, n))
+
+
+def _ranking(dtype, ranks: int, rows: int) -> RankScratch:
+    """:func:`.rank.rank_query`'s scratch for ``ranks`` ranks of lists of ``rows``
+    rows (``rgain``: 1 slot when the tie rule does not read it)."""
+    return RankScratch(top=np.empty(max(1, ranks), dtype), gstart=_ints(ranks + 1),
+                       gfill=_ints(ranks + 1), gsize=_ints(ranks + 1), ggain=_floats(ranks),
+                       rgain=_floats(rows))
+
+
+def make_scratch(route: Route, dtype, kdeep: int, ties: int, hist_order: np.ndarray,
+                 n_bits: int, want_dcg: bool, want_idcg: bool) -> Scratch:
+    """The scratch arrays of one thread for a batch of ``route``, scores of ``dtype``
+    and DCG down to rank ``kdeep`` at most (a slot a rank or a row, as each bundle's
+    doc says)."""
+    longest, ilongest = route.longest, route.ilongest
+    ranks = min(kdeep, longest)  # DCG's deepest rank
+    dcg = want_dcg and not route.shared
+    rank = short = packed = groups = graded = hist = ideal = None
+    if dcg and route.packed:
+        packed = PackedScratch(keys=np.empty(longest, np.uint64),
+                               top=np.empty(max(1, ranks), np.uint64), gsize=_ints(ranks + 1),
+                               ggain=_floats(ranks))
+    elif dcg and route.short:
+        short = ShortScratch(pos=_ints(ranks + 1), gsize=_ints(ranks + 1), ggain=_floats(ranks))
+    elif dcg:
+        rank = _ranking(dtype, ranks, longest if ties not in (AVERAGE, STABLE) else 1)
+    if route.basic or route.other:
+        rows = longest + 1
+        groups = GroupScratch(uval=np.empty(rows, dtype), mult=_ints(rows), gsz=_ints(rows),
+                              btw=_ints(rows), fill=_ints(rows), eord=_ints(rows),
+                              estart=_ints(rows), esize=_ints(rows),
+                              ecnt=np.zeros((rows, max(n_bits, 1)), np.int64))
+    if route.graded:
+        graded = GradedScratch(rank=_ranking(dtype, longest, longest), rg=_floats(longest),
+                               igains=_floats(ilongest), itop=_floats(ilongest))
+    if want_idcg and len(hist_order):
+        hist = HistScratch(counts=_ints(int(hist_order.max()) + 1),
+                           hgain=_floats(len(hist_order)), rgain=_floats(ilongest),
+                           rsize=_ints(ilongest))
+    elif want_idcg:
+        ideal = IdealScratch(top=_floats(ilongest), gains=_floats(ilongest),
+                             rsize=_ints(ilongest))
+    return Scratch(*[None if b is None else plain(b)
+                     for b in (rank, short, packed, groups, graded, hist, ideal)])
+
+
+def score_batch(lists, ideal, cuts: Cuts, rules, plan, hist_order: np.ndarray,
+                chunks: np.ndarray, want_dcg: bool, want_idcg: bool, out: Outputs) -> None:
     """Every requested value of every query, chunks of queries on several threads
     (:func:`.threads.run_chunks`), each thread with its own scratch: per chunk,
     each step that is asked for runs over the chunk's queries (DCG, the binary
-    measures, IDCG); a step not asked for is not even compiled.
+    measures, the graded measures, IDCG); a step not asked for is not even compiled.
 
-    ``ks``: the DCG/IDCG cutoffs (sorted, unique; out_dcg/out_idcg are
-    (n_q, len(ks))); DCG ranks each query down to the deepest of them;
-    ``flags``: ``nb`` flag bits per row, uint8 (empty when nb is 0);
-    measure j (out_m[:, j]) has code ``mcode[j]``, cutoff ``mk[j]`` (-1: none) and
-    flag bits ``mbit[j, 0..2]`` and number parameters ``mparam[j]``;
-    ``n_rel[q, b]``: R of query q at flag bit b."""
-    longest = max(1, int(np.diff(offsets).max(initial=0)))
-    # a cut of at most SHORT_MAX ranks under average/stable ties: the one-pass path
-    short = min(int(ks[-1]), longest) <= SHORT_MAX and tmode in (AVERAGE, STABLE)
-    ilongest = max(1, int(np.diff(ioffsets).max(initial=0)))
-    cdisc = prefix_sums(disc[:SHORT_MAX])
-    # deeper cuts of float32 scores under average/stable ties select packed keys
-    packed = (want_dcg and not short and tmode in (AVERAGE, STABLE)
-              and scores.dtype == np.float32)
-    sbits = scores.view(np.uint32) if packed else None
-
-    graded = bool(len(mcode)) and bool((mcode >= GRADED_FIRST).any())
-    # the usual binary measures compile without the others
-    other = bool(len(mcode)) and bool(((mcode > BASIC_LAST) & (mcode < GRADED_FIRST)).any())
-    basic = not other and bool(len(mcode)) and bool((mcode <= BASIC_LAST).any())
-    # the gain measures rank each query whole: DCG's general path reads that ranking
-    shared = graded and want_dcg and not short and not packed
+    ``lists``/``ideal``: the batch's lists and its ideal labels
+    (:class:`.bundles.Lists`, :class:`.bundles.Ideal`); ``cuts``: the DCG/IDCG
+    cutoffs (:func:`make_cuts`; ``out.dcg``/``out.idcg`` are (n_q, len(cuts.ks)));
+    DCG ranks each query down to the deepest of them; ``rules``: gain and ties
+    (:class:`.bundles.Rules`); ``plan``: the measures (:class:`.bundles.Measures`),
+    measure j into ``out.values[:, j]``; ``hist_order``: the label values by gain
+    when labels are counted for IDCG (else empty); ``chunks``: the query
+    boundaries of the chunks."""
+    route = choose_route(lists, ideal, cuts, rules.ties, plan.families, want_dcg)
+    kdeep, ties, dtype, n_bits = int(cuts.ks[-1]), rules.ties, lists.scores.dtype, int(plan.n_bits)
+    packed_lists = plain(lists._replace(scores=lists.scores.view(np.uint32))) if route.packed \
+        else None
+    # the bundles as the kernels take them (.bundles)
+    lists, ideal, cuts, rules, plan = map(plain, (lists, ideal, cuts, rules, plan))
 
     def make():
-        arrays = scratch(longest, ilongest, scores, ks, tmode, hist_order, want_dcg,
-                         len(mcode), nb)
-        if packed:  # keys of a query's rows, and the top m of them
-            arrays += (np.empty(longest, np.uint64),
-                       np.empty(max(1, min(int(ks[-1]), longest)), np.uint64))
-        if graded:  # a whole ranking, its gains and the ideal gains (graded_chunk)
-            arrays += (np.empty(longest, scores.dtype), np.zeros((3, longest + 1), np.int64),
-                       np.zeros(longest), np.zeros(longest), np.zeros(longest),
-                       np.zeros(ilongest), np.zeros(ilongest))
-        return arrays
+        return make_scratch(route, dtype, kdeep, ties, hist_order, n_bits, want_dcg, want_idcg)
 
     def work(c, s):
-        top, ints, uval, floats, ecnt, hgain, rsize = s[:7]
         q0, q1 = chunks[c], chunks[c + 1]
-        if packed:
-            dcg_packed_chunk(q0, q1, offsets, sbits, labels, ks, disc, cdisc, gmode, table,
-                             tmode, s[7], s[8], ints[2], floats[0], out_dcg)
-        elif want_dcg and short:
-            dcg_short_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table,
-                            tmode, ints[1], ints[2], floats[0], out_dcg)
-        elif want_dcg and not shared:
-            dcg_chunk(q0, q1, offsets, scores, labels, ks, disc, cdisc, gmode, table, tmode,
-                      top, ints[0], ints[1], ints[2], floats[0], floats[1], out_dcg)
-        if other:
-            measures_chunk_all(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, mparam,
-                               n_rel, uval, ints, ecnt, out_m)
-        elif basic:
-            measures_chunk(q0, q1, offsets, scores, flags, nb, tmode, mcode, mk, mbit, n_rel,
-                           uval, ints, ecnt, out_m)
-        if graded:
-            g = s[len(s) - 7:]
-            graded_chunk(q0, q1, offsets, scores, labels, ioffsets, ilabels, gmode, table, tmode,
-                         mcode, mk, mbit, mparam, nb, n_rel, g[0], g[1], g[2], g[3], g[4], g[5],
-                         g[6], out_m, shared, ks, disc, cdisc, out_dcg)
-        if want_idcg and len(hist_order):
-            idcg_hist_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table,
-                            hist_order, ints[3], hgain, floats[2], rsize, out_idcg)
-        elif want_idcg:
-            idcg_chunk(q0, q1, ioffsets, ilabels, ks, disc, cdisc, gmode, table, floats[2],
-                       floats[3], rsize, out_idcg)
+        if s.packed is not None:
+            dcg_packed_chunk(q0, q1, packed_lists, cuts, rules, s.packed, out.dcg)
+        elif s.short is not None:
+            dcg_short_chunk(q0, q1, lists, cuts, rules, s.short, out.dcg)
+        elif s.rank is not None:
+            dcg_chunk(q0, q1, lists, cuts, rules, s.rank, out.dcg)
+        if route.other:
+            measures_chunk_all(q0, q1, lists, ties, plan, s.groups, out.values)
+        elif route.basic:
+            measures_chunk(q0, q1, lists, ties, plan, s.groups, out.values)
+        if route.graded:
+            graded_chunk(q0, q1, lists, ideal, rules, plan, s.graded, out.values, route.shared,
+                         cuts, out.dcg)
+        if s.hist is not None:
+            idcg_hist_chunk(q0, q1, ideal, cuts, rules, hist_order, s.hist, out.idcg)
+        elif s.ideal is not None:
+            idcg_chunk(q0, q1, ideal, cuts, rules, s.ideal, out.idcg)
 
     run_chunks(len(chunks) - 1, work, make)
