@@ -20,7 +20,8 @@ SCAN_N = 4
 F_BASIC = 0   # the usual binary measures (measures_chunk)
 F_BINARY = 1  # the other measures read from flag bits (measures_chunk_all)
 F_GRADED = 2  # measures that read the gains in rank order and the ideal gains (graded_chunk)
-# binary measures (accumulators in binary.py), dispatched at run time
+# measure codes: one distinct number a measure, dispatched at run time within the kernel
+# of its family (its registry row's ``family``); measures read from flag bits (binary.py):
 M_P = 0
 M_R = 1
 M_SUCCESS = 2
@@ -37,7 +38,6 @@ M_SET_R = 12
 M_SET_REL_P = 13
 M_SET_MAP = 14
 M_NUM_NONREL_JUDGED_RET = 15
-BASIC_LAST = 15  # the last usual binary measure (the registry derives families from it)
 M_REL_P = 16
 M_RPREC_MULT = 17
 M_IPREC = 18
@@ -55,9 +55,7 @@ M_F1 = 29
 M_BPREF_RANX = 30
 M_IPREC_TE9 = 31  # iprec and 11pt_avg with trec_eval 9's rank of the c-th relevant item
 M_11PT_AVG_TE9 = 32  # (pytrec_eval): int(recall x R + 0.9), not round(recall x R)
-# graded measures (read each query's gains in rank order and its ideal gains): codes from
-# GRADED_FIRST on (the registry derives families from it; the kernels read the families)
-GRADED_FIRST = 64
+# graded measures (graded.py: read each query's gains in rank order and its ideal gains)
 M_RBP = 64
 M_G = 65
 M_NDCG_REL = 66
