@@ -217,6 +217,9 @@ REGISTRY: dict[str, Kind] = {k.name: k for k in [
     Kind(name="r", code=KC.M_R, family="basic", trec_cut="recall", trec_cutoffs=TREC_CUTOFFS,
          irm="R", ranx="recall", cutoff="required", reads=("rel",), reference="recall_query",
          doc="relevant in the top k / R", short_list="as if k were the list"),
+    Kind(name="hits", code=KC.M_HITS, family="basic", ranx="hits", cutoff="optional",
+         reads=("rel",), reference="hits_query", doc="relevant items in the top k",
+         short_list="counts those there are"),
     Kind(name="success", code=KC.M_SUCCESS, family="basic", trec_cut="success",
          trec_cutoffs=TREC_SUCCESS_CUTOFFS, irm="Success", ranx="hit_rate",
          cutoff="required", reads=("rel",), reference="success_query",
@@ -428,7 +431,7 @@ _BY_RANX["ndcg_burges"] = REGISTRY["ndcg"]  # NDCG with 2**label - 1 gains
 # read as ranx's names without ranx=True too, unless they are trec_eval's: no
 # ir_measures name and no column name starts so
 _RANX_ONLY = tuple(n for n in _BY_RANX if n not in _BY_IRM and n not in REGISTRY)
-_RANX_OTHER = ("hits", "dcg", "dcg_burges", "rbp")  # ranx metrics fastndcg does not read
+_RANX_OTHER = ("dcg", "dcg_burges", "rbp")  # ranx metrics fastndcg does not read
 _IRM_DCG = {"log2": "linear", "exp-log2": "exp2"}
 
 

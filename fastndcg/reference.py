@@ -527,6 +527,24 @@ def precision_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None
     return q.hits(q.relevant, q.cut) / denominator if denominator else 0.0
 
 
+@_measure("hits")
+def hits_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None, judged=None,
+               doc_ids=None, nan_scores="error") -> float:
+    """hits@k (ranx's ``hits``): the relevant items in the top k (``k=None``: in the
+    whole list), as a float; fewer than k items count those there are. Unjudged
+    items and items with a label below ``rel`` are not relevant. With
+    ties="average" each rank of a tie group counts c / s relevant.
+
+    >>> from fastndcg import reference
+    >>> reference.hits_query([0.9, 0.8, 0.7], [1, 0, 2], k=5)
+    2.0
+    >>> reference.hits_query([0.9, 0.9, 0.7], [1, 0, 2], k=1)
+    0.5
+    """
+    q = _Query(scores, labels, k, rel, ties, n_rel, judged, doc_ids, nan_scores)
+    return float(q.hits(q.relevant, q.cut))
+
+
 @_measure("r")
 def recall_query(scores, labels, k=None, *, rel=1, ties="average", n_rel=None,
                  judged=None, doc_ids=None, nan_scores="error") -> float:

@@ -32,7 +32,8 @@ RUNS = sorted(p.name for p in (REAL / "runs").glob("*.run.gz"))
 METRICS = ["ndcg", "ndcg@5", "ndcg@10", "ndcg@1000", "map", "map@100", "mrr", "mrr@10",
            "precision", "precision@5", "precision@20-l2", "recall", "recall@100",
            "recall@1000-l2", "hit_rate", "hit_rate@1", "hit_rate@10-l2", "r-precision",
-           "r-precision-l2", "bpref", "bpref-l2", "f1", "f1@10", "f1@5-l2", "map@0"]
+           "r-precision-l2", "bpref", "bpref-l2", "f1", "f1@10", "f1@5-l2", "map@0", "hits",
+           "hits@10", "hits@5-l2"]
 # one run of each collection for the tie-heavy versions (every shape of each)
 TIED_RUNS = ["cedr-wt_test.wt12.run.gz", "core18_desc_rm3.run.gz"]
 BURGES = ["ndcg_burges", "ndcg_burges@10", "ndcg_burges@20"]  # another gain: another call
@@ -210,7 +211,9 @@ def test_names_and_errors():
     assert parse("recall bpref").columns[-1] == "bpref"
     assert parse("recall", ranx=True).columns == ["r"]
     assert parse("precision@5-l2").columns == ["p@5(rel=2)"]
-    for bad, words in [("ndcg@10-l2", "relevance level"), ("hits@10", "not a metric"),
+    assert parse("hits hits@10 hits@5-l2", ranx=True).columns == ["hits", "hits@10",
+                                                                  "hits@5(rel=2)"]
+    for bad, words in [("ndcg@10-l2", "relevance level"), ("dcg@10", "not a metric"),
                        ("bpref@10", "no cutoff"), ("precision@x", "not a whole number"),
                        ("recall@5-lx", "relevance level")]:
         with pytest.raises(ValueError, match=words):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codes import (F_BASIC, F_GRADED, M_11PT_AVG, M_11PT_AVG_TE9, M_AP, M_BING, M_BPREF,
-                    M_BPREF_RANX, M_F1, M_INFAP, M_IPREC, M_IPREC_TE9, M_JUDGED,
+                    M_BPREF_RANX, M_F1, M_HITS, M_INFAP, M_IPREC, M_IPREC_TE9, M_JUDGED,
                     M_NUM_NONREL_JUDGED_RET, M_NUM_Q, M_NUM_REL, M_NUM_REL_RET, M_NUM_RET, M_P,
                     M_R, M_RBP_BIN, M_RBP_RESID, M_RBP_RESIDUAL, M_REL_P, M_RPREC,
                     M_RPREC_MULT, M_RR, M_SET_F, M_SET_MAP, M_SET_P, M_SET_R, M_SET_REL_P,
@@ -328,7 +328,7 @@ def iprec(c, b, tmode, n_e, estart, esize, ecnt):
 
 @kernel(_nrt=False, inner=True)
 def measure_value_basic(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, esize, ecnt):
-    """One of the usual binary measures (family ``F_BASIC``: P, R, Success, RR, AP,
+    """One of the usual binary measures (family ``F_BASIC``: P, R, hits, Success, RR, AP,
     R-precision, Judged, the counts, bpref and the set measures) of one
     query of n items. ``k``: the cutoff (-1: the whole list); ``n_rel``: R, the
     relevant judged documents of the query at this threshold (flag bit b);
@@ -353,12 +353,12 @@ def measure_value_basic(code, k, b, b2, tmode, n, n_rel, n_rel2, n_e, estart, es
     # the rest count the flagged items of the top `depth` ranks (one count_top: each
     # call site is a copy of it in the compiled code)
     depth = n  # the whole list: the counts and the set measures (no order, no ties)
-    if code == M_JUDGED or code == M_P or code == M_R:
+    if code == M_JUDGED or code == M_P or code == M_R or code == M_HITS:
         depth = t
     elif code == M_RPREC:
         depth = min(n_rel, n)
     found = count_top(depth, b, tmode, n_e, estart, esize, ecnt)
-    if code == M_NUM_REL_RET:
+    if code == M_NUM_REL_RET or code == M_HITS:
         return found
     if code == M_NUM_NONREL_JUDGED_RET:  # judged with a label >= 0 (bit b2), not relevant
         return count_top(n, b2, tmode, n_e, estart, esize, ecnt) - found

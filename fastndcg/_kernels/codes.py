@@ -55,6 +55,7 @@ M_F1 = 29
 M_BPREF_RANX = 30
 M_IPREC_TE9 = 31  # iprec and 11pt_avg with trec_eval 9's rank of the c-th relevant item
 M_11PT_AVG_TE9 = 32  # (pytrec_eval): int(recall x R + 0.9), not round(recall x R)
+M_HITS = 33
 # graded measures (graded.py: read each query's gains in rank order and its ideal gains)
 M_RBP = 64
 M_G = 65
