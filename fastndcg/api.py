@@ -19,7 +19,7 @@ from . import _core as C
 from . import _kernels as K
 from . import _validate as V
 from . import options as O
-from .presets import resolve
+from .presets import read_grades, resolve
 
 ArrayLike = Any
 Cutoff = Union[int, None, Sequence[int]]
@@ -209,7 +209,7 @@ def _shape(values: np.ndarray, multi: bool) -> np.ndarray:
     return values if multi else np.ascontiguousarray(values[:, 0])
 
 
-def _prepare(scores, labels, offsets, query_ids, k, options: dict):
+def _prepare(scores, labels, offsets, query_ids, k, options: dict, preset: str | None = None):
     gain, ties, log_base = options["gain"], options["ties"], options["log_base"]
     nan_scores, negative_labels = options["nan_scores"], options["negative_labels"]
     cutoffs, multi = C.parse_cutoffs(k)
@@ -230,6 +230,8 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict):
     if options["score_precision"] == "float32" and scores.dtype != np.float32:
         scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
     batch = _group(scores, _column(labels, "labels"), offsets, query_ids)
+    batch.labels = read_grades(  # each grade as the preset's tool reads it
+        batch.labels, preset, lambda row: f"labels[{row}] ({batch.name(batch.query_of_row(row))})")
     batch.raw = batch.labels  # check_values replaces, never changes, the labels
     info = C.check_values(batch, gain_spec, nan_scores, negative_labels)
     return batch, cutoffs, multi, gain_spec, tmode, base, info
@@ -287,7 +289,7 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
                       negative_labels=negative_labels, score_precision=score_precision)
     zero_idcg = O.check("zero_idcg", options["zero_idcg"])
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, k, options)
+        scores, labels, offsets, query_ids, k, options, preset)
     dcg_v, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
     return _shape(C.normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs, in_place=True), multi)
 
@@ -309,7 +311,7 @@ def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, 
                       nan_scores=nan_scores, negative_labels=negative_labels,
                       score_precision=score_precision)
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, k, options)
+        scores, labels, offsets, query_ids, k, options, preset)
     dcg_v, _, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, False)
     C.check_finite(dcg_v, batch, "DCG")
     return _shape(dcg_v, multi)
@@ -390,7 +392,7 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     M.check_ties(parsed.others, options["ties"], parsed.rel, options["negative_labels"])
     k = parsed.ndcg if parsed.ndcg else [1]
     batch, cutoffs, _, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, k, options)
+        scores, labels, offsets, query_ids, k, options, preset)
     cutoffs = parsed.ndcg
     lay = M.layout(parsed.others, parsed.rel, trec9=preset == "pytrec_eval")
     raw = batch.raw

@@ -328,7 +328,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     client_, cluster = None, None
     try:
         judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
-                                                       opts.gain, opts.negative_labels)
+                                                       opts.gain, opts.negative_labels, opts.preset)
         client_, cluster = _client(client, workers)
         report = _run(client_, source, roles, opts, judged, output, batch_rows, partition_rows)
     except BaseException:

@@ -127,7 +127,7 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
     output = Output(per_query, inputs)
     try:
         judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
-                                                       opts.gain, opts.negative_labels)
+                                                       opts.gain, opts.negative_labels, opts.preset)
         src = open_run(source, opts, roles, batch_rows)
         report = _run(src, read_as(opts, source), judged, output, progress)
     except BaseException:
@@ -214,7 +214,7 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
     try:
         # read and indexed once, then joined to every run (its hash indexes are cached)
         judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
-                                                       opts.gain, opts.negative_labels)
+                                                       opts.gain, opts.negative_labels, opts.preset)
         for i, ((_, source), name) in enumerate(zip(items, names)):
             t0 = time.perf_counter()
             tags = [] if name is None else None

@@ -611,8 +611,102 @@ def read_trec_run(path: str | os.PathLike, *, query: str = "query_id", doc: str 
 
 
 def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: str = "doc_id",
-                    label: str = "label") -> pa.Table:
+                    label: str = "label", preset: str | None = None) -> pa.Table:
     """A TREC qrels file (``qid iter docno rel``) as a table of query (string), doc
-    (string), label (int64; float64 when a grade is fractional)."""
-    return _read_trec(os.fspath(path), _QREL_FIELDS, qrels_columns(query, doc, label),
-                      strict=True)
+    (string), label (int64; float64 when a grade is fractional). With ``preset``, a
+    grade that is not a whole number is read as that preset's tool reads it
+    (:func:`fastndcg.presets.read_grades`), the messages naming the file and line:
+    ``preset="trec_eval"`` reads C's atol of the field as written ('2.7' and '27e-1'
+    -> 2, '-0.5' -> 0).
+
+    >>> import tempfile, os, warnings
+    >>> p = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = open(p, "w").write("q1 0 d1 2.7\\nq1 0 d2 -0.5\\n")
+    >>> read_trec_qrels(p).column("label").to_pylist()
+    [2.7, -0.5]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     read_trec_qrels(p, preset="trec_eval").column("label").to_pylist()
+    [2, 0]
+    """
+    from .presets import grades_of, read_grades
+
+    path = os.fspath(path)
+    take = qrels_columns(query, doc, label)
+    grades = grades_of(preset)
+    if grades.rule == "atol":
+        take[3] = (label, pa.large_string())
+        table = _read_trec(path, _QREL_FIELDS, take, strict=True)
+        return table.set_column(2, label, _atol_grades(table.column(2), path, preset))
+    table = _read_trec(path, _QREL_FIELDS, take, strict=True)
+    if grades.rule == "as given" or pa.types.is_integer(table.column(2).type):
+        return table
+    labels = table.column(2).to_numpy()
+    read = read_grades(labels, preset, lambda i: f"{path}:{_line_of(path, i)}")
+    return table if read is labels else table.set_column(2, label, pa.array(read))
+
+
+def _line_of(path: str, row: int) -> int:
+    """The line number of the ``row``-th (from 0) line of a TREC file that is not blank:
+    the line that row of its table was read from."""
+    lines = pc.utf8_trim_whitespace(_lines(path))
+    return int(np.flatnonzero(pc.not_equal(pc.utf8_length(lines), 0).to_numpy(
+        zero_copy_only=False))[row]) + 1
+
+
+WHOLE = r"^[+-]?[0-9]+$"  # a grade written as a whole number
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def c_atol(token: str) -> int:
+    """C's atol of a field: its leading whole number (0 without one), held at the
+    64-bit bounds as glibc holds it: '2.7' -> 2, '-0.5' -> 0, '1e3' -> 1.
+
+    >>> [c_atol(t) for t in ("2.7", "-0.5", "-1.7", "1e3", "+3", "abc")]
+    [2, 0, -1, 1, 3, 0]
+    """
+    sign = token[:1] if token[:1] in ("+", "-") else ""
+    rest = token[len(sign):]
+    n = len(rest) - len(rest.lstrip("0123456789"))
+    if n == 0:
+        return 0
+    return max(_LONG_MIN, min(_LONG_MAX, int(sign + rest[:n])))
+
+
+def whole_grades(grades: pa.Array) -> pa.Array:
+    """Grades written as whole numbers ([+-]digits) as int64, held at the 64-bit
+    bounds as atol holds them."""
+    try:
+        return pc.replace_substring_regex(grades, r"^\+", "").cast(pa.int64())
+    except pa.ArrowInvalid:  # past 64 bits
+        return pa.array([c_atol(g) for g in grades.to_pylist()], pa.int64())
+
+
+def _atol_grades(texts, path: str, preset: str) -> pa.Array:
+    """A qrels file's grades (text) as trec_eval reads them, C's atol of each: one
+    :class:`~fastndcg.presets.GradeWarning` naming the first that is not a whole
+    number; a field that is not a number, NaN or infinite is refused."""
+    from .presets import grades_of, warn_grade
+
+    texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+    whole = pc.match_substring_regex(texts, WHOLE)
+    if pc.all(whole).as_py():
+        return whole_grades(texts)
+    number = pc.match_substring_regex(texts, _NUMBER, ignore_case=True)
+    if not pc.all(number).as_py():
+        i = pc.index(number, False).as_py()
+        raise ValueError(f"{path}:{_line_of(path, i)}: field rel must be a number, got "
+                         f"{texts[i].as_py()!r}; fix or remove the line")
+    finite = pc.is_finite(texts.cast(pa.float64()))
+    if not pc.all(finite).as_py():
+        i = pc.index(finite, False).as_py()
+        raise ValueError(f"{path}:{_line_of(path, i)}: grade {texts[i].as_py()!r}: labels must "
+                         f"be finite numbers; fix or remove the line")
+    lead = pc.extract_regex(texts, r"^(?P<n>[+-]?[0-9]*)").field("n")
+    lead = pc.if_else(pc.match_substring_regex(lead, "[0-9]"), lead, "0")
+    values = whole_grades(lead)
+    i = pc.index(whole, False).as_py()
+    count = len(texts) - pc.sum(whole).as_py()
+    warn_grade(grades_of(preset).warning(texts[i].as_py(), values[i].as_py(),
+                                         f"{path}:{_line_of(path, i)}", count, preset))
+    return values

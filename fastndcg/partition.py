@@ -29,7 +29,7 @@ from ._arrow import from_numpy, numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
 from . import options as O
-from .presets import DEFAULT_K, SEMANTIC_OPTIONS, resolve
+from .presets import DEFAULT_K, SEMANTIC_OPTIONS, read_grades, resolve
 from .parts import PartWriter, Rows
 from .totals import Totals
 
@@ -276,6 +276,7 @@ class Scorer:
     def __init__(self, opts: Options, qrels: Qrels | None = None) -> None:
         self.opts = opts
         self.qrels = qrels
+        self._warned = False  # a grade was truncated (and said) in list mode
 
     def score_chunk(self, chunk: Chunk) -> Scored:
         opts = self.opts
@@ -288,7 +289,8 @@ class Scorer:
         lay = opts.layout
         flags = grades = None
         if self.qrels is None:
-            labels = raw = numbers(chunk.table.column(opts.label), C.kernel_labels)
+            labels = raw = self._grades(chunk, numbers(chunk.table.column(opts.label),
+                                                       C.kernel_labels))
             if lay.n_bits:
                 flags = M.flags_of(lay, labels)  # the grades as given, before any policy
             if opts.ties == "trec":
@@ -346,6 +348,18 @@ class Scorer:
             values = np.hstack([values, mvals if judged_q is None or keep.all() else mvals[keep]])
         return Scored(ids, n_docs, values, (idcg == 0).any(axis=1), weight, extra,
                       unjudged=unjudged, judged=judged)
+
+    def _grades(self, chunk: Chunk, labels: np.ndarray) -> np.ndarray:
+        """List mode: the labels as the preset's tool reads them; a truncated grade is
+        said once for the partition (:func:`fastndcg.presets.read_grades`)."""
+        def where(row: int) -> str:
+            q = int(np.searchsorted(chunk.offsets, row, "right")) - 1
+            return (f"column {self.opts.label!r}, query {chunk.ids[q].as_py()!r} (its row "
+                    f"{row - int(chunk.offsets[q]):,})")
+
+        read = read_grades(labels, self.opts.preset, where, warn=not self._warned)
+        self._warned = self._warned or read is not labels
+        return read
 
     def _relevant(self, judged_q: np.ndarray) -> np.ndarray:
         """R of each query at each threshold of the layout (0 for unjudged queries)."""

@@ -46,6 +46,14 @@ ranx's bpref, ``recall`` the whole list's; see :func:`fastndcg.measures.parse`).
 are not the qrels' unless told ``make_comparable=True``, which then scores the
 missing queries 0: ``complete=True`` here does the same.
 
+A grade that is not a whole number (2.7, 0.5: an LLM judge's, a mean of
+judges') is read as the preset's tool reads it (:attr:`Preset.grades`):
+``trec_eval`` reads its whole part (C's ``atol``: 2.7 -> 2, 0.5 and -0.5 -> 0),
+``ranx`` casts it to an int (toward zero, as its ``Qrels`` casts a dict's grades), each
+with one :class:`GradeWarning` naming the file and line (or the argument, query and
+document) of the first such grade; ``pytrec_eval``, ``lightgbm`` and the ``xgboost``
+presets refuse it, as those tools do; ``sklearn`` and no preset use it as it is.
+
 Options given explicitly next to a preset override it (``preset="trec_eval",
 gain="exp2"`` is trec_eval's rules with exponential gain). A combination the
 preset cannot honour is an error: the trec presets on ``ndcg``/``dcg``, which
@@ -60,10 +68,15 @@ take no document ids to break ties with, and the learning-to-rank presets
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:  # NumPy loads on first use: the command line starts without it
+    import numpy as np
 
 __all__ = ["PRESETS", "Preset", "resolve", "DEFAULTS", "SEMANTIC_OPTIONS", "DEFAULT_K",
-           "SCORE_PRECISIONS", "check_preset", "check_score_precision"]
+           "SCORE_PRECISIONS", "check_preset", "check_score_precision", "Grades",
+           "GradeWarning", "grades_of", "fractional", "read_grades"]
 
 # fastndcg's own defaults, used where neither the caller nor a preset sets an option
 DEFAULTS = {"gain": "exp2", "ties": "average", "log_base": 2.0, "zero_idcg": "zero",
@@ -71,6 +84,58 @@ DEFAULTS = {"gain": "exp2", "ties": "average", "log_base": 2.0, "zero_idcg": "ze
 SEMANTIC_OPTIONS = tuple(DEFAULTS)
 SCORE_PRECISIONS = ("float64", "float32")
 DEFAULT_K = (1, 3, 5, 10)  # evaluate's cutoffs when neither k nor measure is given
+
+
+class GradeWarning(UserWarning):
+    """A grade that is not a whole number was read as a preset's tool reads it (its
+    whole part), not as it is; the message names the first such grade and where it is."""
+
+
+@dataclass(frozen=True)
+class Grades:
+    """How a tool reads a grade that is not a whole number (2.7, 0.5, -0.5).
+
+    ``rule``: "as given" (the float is the grade), "atol" (its whole part, as C's
+    ``atol`` reads the text: trec_eval), "int" (cast to an int, toward zero: ranx) or
+    "refuse"; ``tool``: the tool's name; ``how``: what it does, in words.
+
+    >>> PRESETS["trec_eval"].grades.rule
+    'atol'
+    """
+    rule: str = "as given"
+    tool: str = ""
+    how: str = ""
+
+    @property
+    def truncates(self) -> bool:
+        return self.rule in ("atol", "int")
+
+    def warning(self, grade, read_as, where: str, count: int, preset: str) -> str:
+        """The one warning of a truncated grade: ``where`` names it (a file and line, or
+        an argument, query and document); ``count``: how many grades are not whole."""
+        more = f"; {count:,} grades are not whole numbers" if count > 1 else ""
+        return (f"{where}: grade {_text(grade)} read as {_text(read_as)}, as {self.tool} reads "
+                f"it ({self.how}){more}; preset={preset!r} does as {self.tool} does: write "
+                f"whole-number grades to silence this, or leave preset out to use the grades "
+                f"as they are")
+
+    def refusal(self, grade, where: str, preset: str) -> str:
+        """The error of a grade that is not a whole number, where the tool refuses it."""
+        return (f"{where}: grade {_text(grade)} is not a whole number, and {self.tool} refuses "
+                f"such grades ({self.how}); preset={preset!r} refuses it as {self.tool} does: "
+                f"round the grades, or leave preset out to use them as they are (gain "
+                f"'linear' is the grade, 'exp2' 2**grade - 1)")
+
+
+def _text(grade) -> str:
+    """A grade as a message shows it: a file's text as written, a number plainly."""
+    if isinstance(grade, str):
+        return repr(grade)
+    value = float(grade)
+    return repr(int(value)) if value == int(value) else repr(value)
+
+
+AS_GIVEN = Grades()
 
 
 @dataclass(frozen=True)
@@ -81,6 +146,7 @@ class Preset:
     idcg_source: str
     qrels: bool            # the tool reads judgments (qrels mode makes sense)
     needs_doc_ids: bool    # its tie rule breaks ties by document id
+    grades: Grades = field(default=AS_GIVEN)  # how it reads a grade that is not whole
 
 
 _TREC = {"gain": "linear", "ties": "trec", "log_base": 2.0, "zero_idcg": "zero",
@@ -89,24 +155,29 @@ _LTR = {"gain": "exp2", "ties": "stable", "log_base": 2.0, "negative_labels": "e
         "score_precision": "float64"}
 # XGBoost keeps predictions and base margins as float32
 _XGB = {**_LTR, "score_precision": "float32"}
+_LIGHTGBM_GRADES = Grades("refuse", "LightGBM", "label should be int type for ranking task")
+_XGBOOST_GRADES = Grades("refuse", "XGBoost", "label must be either 0 or positive integer")
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("trec_eval", "trec_eval 10.x (ndcg, ndcg_cut.k)",
-           {**_TREC, "score_precision": "float64"}, "all judged documents", True, True),
+           {**_TREC, "score_precision": "float64"}, "all judged documents", True, True,
+           Grades("atol", "trec_eval", "C's atol: the whole number it starts with")),
     Preset("pytrec_eval", "pytrec_eval, trec_eval 9.x, ir_measures (default provider)",
-           {**_TREC, "score_precision": "float32"}, "all judged documents", True, True),
+           {**_TREC, "score_precision": "float32"}, "all judged documents", True, True,
+           Grades("refuse", "pytrec_eval", "TypeError: Expected relevance to be integer.")),
     Preset("sklearn", "scikit-learn ndcg_score / dcg_score",
            {"gain": "linear", "ties": "average", "log_base": 2.0, "zero_idcg": "zero",
             "negative_labels": "error", "score_precision": "float64"}, "the list", False, False),
     Preset("lightgbm", "LightGBM metric ndcg@k (default label_gain)",
-           {**_LTR, "zero_idcg": "one"}, "the list", False, False),
+           {**_LTR, "zero_idcg": "one"}, "the list", False, False, _LIGHTGBM_GRADES),
     Preset("xgboost", "XGBoost eval_metric ndcg@k",
-           {**_XGB, "zero_idcg": "one"}, "the list", False, False),
+           {**_XGB, "zero_idcg": "one"}, "the list", False, False, _XGBOOST_GRADES),
     Preset("xgboost-", "XGBoost eval_metric ndcg@k- (queries without relevant items score 0)",
-           {**_XGB, "zero_idcg": "zero"}, "the list", False, False),
+           {**_XGB, "zero_idcg": "zero"}, "the list", False, False, _XGBOOST_GRADES),
     Preset("ranx", "ranx evaluate (ndcg@k, map@k, mrr@k, ...; ties as its Run ranks them)",
            {**_TREC, "ties": "ranx", "score_precision": "float64"}, "all judged documents",
-           True, False),
+           True, False, Grades("int", "ranx", "its Qrels casts a dict's grades to int, toward "
+                                              "zero; its from_file and from_df refuse them")),
 ]}
 
 
@@ -159,3 +230,67 @@ def check_score_precision(precision) -> str:
                          f"'float32' (rounded to 32-bit floats first, as pytrec_eval and "
                          f"trec_eval 9.x do); got {precision!r}")
     return precision
+
+
+def grades_of(preset: str | None) -> Grades:
+    """How ``preset``'s tool reads a grade that is not a whole number (no preset: as
+    given)."""
+    return AS_GIVEN if preset is None else PRESETS[preset].grades
+
+
+def fractional(labels: np.ndarray) -> np.ndarray | None:
+    """Where ``labels`` hold a finite grade that is not a whole number (None: nowhere;
+    integer labels never do). NaN and infinities are not fractions: they are refused
+    as such elsewhere."""
+    import numpy as np
+
+    if labels.dtype.kind != "f":
+        return None
+    with np.errstate(invalid="ignore"):
+        frac = np.isfinite(labels) & (labels != np.trunc(labels))
+    return frac if frac.any() else None
+
+
+def read_grades(labels: np.ndarray, preset: str | None, where: Callable[[int], str],
+                warn: bool = True) -> np.ndarray:
+    """``labels`` as ``preset``'s tool reads them: as given, or each grade that is not
+    a whole number cut to its whole part (trec_eval, ranx: one :class:`GradeWarning`
+    naming the first, unless ``warn`` is False) or refused (ValueError). ``where(i)``
+    names row ``i`` in a message. Never changes ``labels``.
+
+    >>> import warnings
+    >>> import numpy as np
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     read_grades(np.array([0.5, 2.7, -0.5]), "trec_eval", lambda i: f"row {i}")
+    array([0., 2., 0.])
+    """
+    import numpy as np
+
+    grades = grades_of(preset)
+    if grades.rule == "as given":
+        return labels
+    frac = fractional(labels)
+    if frac is None:
+        return labels
+    i = int(np.argmax(frac))
+    if grades.rule == "refuse":
+        raise ValueError(grades.refusal(labels[i], where(i), preset))
+    out = np.trunc(labels) + 0.0  # (+ 0.0: -0.5 reads 0, not -0)
+    if warn:
+        warn_grade(grades.warning(labels[i], out[i], where(i), int(frac.sum()), preset))
+    return out
+
+
+def warn_grade(message: str) -> None:
+    """Issue a :class:`GradeWarning`, attributed to the first caller outside fastndcg
+    (the user's line that asked for the evaluation)."""
+    import os
+    import sys
+    import warnings
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    level, frame = 2, sys._getframe(1)  # (level 2: the frame that called this)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, GradeWarning, stacklevel=level)

@@ -31,6 +31,7 @@ from . import _validate as V
 from . import io
 from ._arrow import as_numpy, as_strings, from_numpy, numbers, plain_ids, run_starts, string_buffers
 from .chunks import Chunk, check_nulls, regroup
+from .presets import read_grades
 
 __all__ = ["Qrels", "load_qrels", "join", "trec_order", "gather_ideal", "judged_docs_only"]
 
@@ -256,12 +257,14 @@ def _group(table: pa.Table, query: str) -> Chunk:
 
 
 def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
-               negative_labels: str) -> Qrels:
-    """Read and check the judgments (TREC qrels file, Parquet, or a table)."""
+               negative_labels: str, preset: str | None = None) -> Qrels:
+    """Read and check the judgments (TREC qrels file, Parquet, or a table); a grade
+    that is not a whole number is read as ``preset``'s tool reads it
+    (:func:`fastndcg.presets.read_grades`)."""
     roles = {query: "query", doc: "doc", label: "label"}
     try:
         src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
-            p, query=query, doc=doc, label=label), name="qrels")
+            p, query=query, doc=doc, label=label, preset=preset), name="qrels")
     except TypeError as err:
         if "as a search log" not in str(err):
             raise
@@ -302,6 +305,10 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
                          f"{chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries have such "
                          f"duplicates); keep one judgment per (query, document)")
     labels = numbers(chunk.table.column(label), C.kernel_labels)
+    labels = read_grades(labels, preset, lambda t: (
+        f"{src.describe if memory else 'the ' + src.describe}, column {label!r}, query "
+        f"{chunk.ids[int(np.searchsorted(chunk.offsets, t, 'right')) - 1].as_py()!r}, "
+        f"document {as_strings(docs)[t].as_py()!r}"))
     batch = NamedBatch(chunk.offsets, labels, labels, ids=Names(chunk.ids))
     try:
         info = C.check_values(batch, gain, "error", negative_labels, check_scores=False)

@@ -381,7 +381,7 @@ def _judgments(qrels, query: str, doc: str, label: str, opts: Options):
     from pyspark.sql import DataFrame
     if isinstance(qrels, DataFrame):
         qrels = qrels.toArrow()
-    return load_qrels(qrels, query, doc, label, opts.gain, opts.negative_labels)
+    return load_qrels(qrels, query, doc, label, opts.gain, opts.negative_labels, opts.preset)
 
 
 @takes_options("fastndcg.spark.evaluate")

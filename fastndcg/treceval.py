@@ -675,9 +675,7 @@ def _print_all(out, printed, names, columns, n_queries, tag, quirk) -> None:
 
 _BLANKS = " \t\r\v\f"                   # C's isspace(), but \n
 _FIELDS = "[ \t\r\v\f]+"
-_WHOLE = r"^[+-]?[0-9]+$"
 _PLAIN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 _COUNTS_BYTES = 1 << 34   # trec_eval's table of grade counts past 16 GiB: it stops
 _STAND_IN = "\x00"        # a query id no file read here holds (see _stand_in)
 
@@ -708,17 +706,6 @@ def _atof(token: str, pattern) -> tuple[float, bool]:
     else:
         value = float(text)  # decimals (past the range: inf, as strtod), inf, infinity
     return value, len(text) == len(token)
-
-
-def _atol(token: str) -> int:
-    """C's atol of a field: its leading whole number (0 without one), held at the
-    64-bit bounds as glibc holds it."""
-    sign = token[:1] if token[:1] in ("+", "-") else ""
-    rest = token[len(sign):]
-    n = len(rest) - len(rest.lstrip("0123456789"))
-    if n == 0:
-        return 0
-    return max(_LONG_MIN, min(_LONG_MAX, int(sign + rest[:n])))
 
 
 def _stdin_bytes() -> bytes:
@@ -834,26 +821,16 @@ def _csv(data: bytes, what: str):
     table = pa.table([table[names[i]] for i in take],
                      names=[name for name, _ in take.values()]).combine_chunks()
     if what == "qrels":  # (Arrow reads 0x10 as a whole number: atol reads 0)
+        from .io import WHOLE, whole_grades
+
         grades = table.column("label").combine_chunks()
-        if not pc.all(pc.match_substring_regex(grades, _WHOLE)).as_py():
+        if not pc.all(pc.match_substring_regex(grades, WHOLE)).as_py():
             return None  # read line by line, with a warning naming the line
-        values = _whole_grades(grades)
+        values = whole_grades(grades)
         table = table.set_column(2, "label", values)
     if what == "results" and table.num_rows and pc.any(pc.is_nan(table.column("score"))).as_py():
         return None  # refused line by line, with the line
     return table
-
-
-def _whole_grades(grades):
-    """Grades written as whole numbers ([+-]digits) as int64, held at the 64-bit
-    bounds as atol holds them."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        return pc.replace_substring_regex(grades, r"^\+", "").cast(pa.int64())
-    except pa.ArrowInvalid:  # past 64 bits
-        return pa.array([_atol(g) for g in grades.to_pylist()], pa.int64())
 
 
 def _text_lines(data: bytes, shown: str, what: str):
@@ -948,16 +925,18 @@ def _line_by_line(data: bytes, what: str, shown: str) -> tuple:
         return pc.list_element(parts, i) if len(body) else pa.array([], pa.large_string())
 
     if what == "qrels":
+        from .io import WHOLE, c_atol, whole_grades
+
         grades = field(3)
-        whole = as_numpy(pc.match_substring_regex(grades, _WHOLE)).astype(bool)
-        values = (_whole_grades(grades) if whole.all() else
-                  pa.array([_atol(g) for g in grades.to_pylist()], pa.int64()))
+        whole = as_numpy(pc.match_substring_regex(grades, WHOLE)).astype(bool)
+        values = (whole_grades(grades) if whole.all() else
+                  pa.array([c_atol(g) for g in grades.to_pylist()], pa.int64()))
         warning = None
         if not whole.all():
             i, n_odd = int(np.argmin(whole)), int((~whole).sum())
             g = grades[i].as_py()
             more = f"; {n_odd:,} grades are not whole numbers" if n_odd > 1 else ""
-            warning = (f"{shown}:{line_no[i]}: grade {g!r} read as {_atol(g)}, as trec_eval "
+            warning = (f"{shown}:{line_no[i]}: grade {g!r} read as {c_atol(g)}, as trec_eval "
                        f"reads it (C's atol: the whole number it starts with){more}; write "
                        f"whole-number grades to silence this")
         table = pa.table({"query_id": field(0), "doc_id": field(2), "label": values})

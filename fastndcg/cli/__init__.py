@@ -16,6 +16,7 @@ the entry point (the ``fastndcg`` command, ``python -m fastndcg``).
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Sequence
 
 from . import demo, handlers, trec_eval
@@ -26,6 +27,20 @@ __all__ = ["main", "build_parser"]
 # subcommand -> its handler: parsed arguments in, exit status out
 HANDLERS = {"evaluate": handlers.run_evaluate, "compare": handlers.run_compare,
             "demo": demo.run, "synth": handlers.run_synth, "warmup": handlers.run_warmup}
+
+
+def _one_line(show):
+    """``warnings.showwarning`` that prints fastndcg's own warnings (a grade read as a
+    preset's tool reads it) as one line on stderr, ``fastndcg: warning: ...``, and
+    hands any other to ``show``."""
+    from ..presets import GradeWarning
+
+    def one_line(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, GradeWarning):
+            print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+    return one_line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         command = args.command
         refuse_empty(args, parser)
-        return HANDLERS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line(warnings.showwarning)
+            return HANDLERS[args.command](args)
     except UsageError as err:
         print(f"{PROG}: error: {as_flags(str(err), parser, command)}", file=sys.stderr)
         return 2
