@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastndcg
+import fastndcg.dask
+import fastndcg.spark
 from fastndcg.evaluate import evaluate_runs
 from fastndcg.ppi import Sums, lined_up
 from inprocess import run as cli
@@ -299,6 +301,13 @@ def test_options_that_need_each_other(judged):
         fastndcg.evaluate(wlog, qrels=llm, human_qrels=human, weight="w")
     with pytest.raises(ValueError, match="evaluate_runs\\(\\) does not take human_qrels="):
         evaluate_runs([RUN], qrels=llm, human_qrels=human)
+    for engine in (fastndcg.dask, fastndcg.spark):
+        with pytest.raises(ValueError, match=f"{engine.__name__}.evaluate\\(\\) does not take "
+                                             f"human_qrels="):
+            engine.evaluate(RUN, qrels=llm, human_qrels=human)
+    with pytest.raises(TypeError, match="compare\\(\\) does not take human_qrels=: compare does "
+                                        "not take human judgments"):
+        fastndcg.compare(None, {"a": RUN, "b": RUN}, qrels=llm, human_qrels=human)
 
 
 def test_one_shot_reader_refused(judged):
