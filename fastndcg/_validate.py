@@ -80,6 +80,17 @@ def flag(value, name: str) -> bool:
                     f"({type(value).__name__})")
 
 
+def level(value, name: str) -> float:
+    """A confidence level: a real number strictly between 0 and 1 (NumPy's floats
+    too; bools refused)."""
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+    if (isinstance(value, bool) or numpy_bool or not isinstance(value, numbers.Real)
+            or not 0 < value < 1):
+        raise ValueError(f"{name} must be a number between 0 and 1 (exclusive), e.g. 0.95; "
+                         f"got {shown(value)}")
+    return float(value)
+
+
 def count(value, name: str, *, lo: int = 1, hi: int | None = None, fix: str = "") -> int:
     """An int in [lo, hi] (bool refused); ``hi`` bounds work that grows with it."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

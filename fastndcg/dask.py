@@ -60,6 +60,7 @@ from ._arrow import as_numpy
 from .chunks import regroup
 from .options import takes_options
 from .partition import explain_columns
+from .ppi import refuse_human
 from .partition import (Options, PartitionResult, Scorer, check_options,
                         read_as, score_partition)
 from .qrels import Qrels, load_qrels
@@ -314,6 +315,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     """
     _require()
     started = time.perf_counter()
+    refuse_human(options, "fastndcg.dask.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels = options.get("qrels")
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "

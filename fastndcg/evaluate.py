@@ -28,12 +28,13 @@ import pyarrow.compute as pc
 from . import io
 from . import _validate as V
 from ._progress import Progress
-from .options import takes_options
+from .options import bound, takes_options
 from .partition import explain_columns
 from .partition import Options, Scorer, check_options, read_as, score_partition
 from .qrels import Qrels, load_qrels
 from .output import Output
-from .parts import PartWriter, result_schema, runid_part
+from .parts import Part, PartWriter, result_schema, runid_part
+from .ppi import lined_up, refuse_human
 from .report import Report, Runs
 from .totals import Totals
 from .scattered import Fixed, IdSpill, patch, rescore
@@ -122,19 +123,71 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
-    qrels = options.get("qrels")
-    inputs = io.input_paths(source) + (io.input_paths(qrels) if qrels is not None else [])
+    qrels, human = options.get("qrels"), options.get("human_qrels")
+    inputs = [p for q in (source, qrels, human) if q is not None for p in io.input_paths(q)]
     output = Output(per_query, inputs)
     try:
         judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
                                                        opts.gain, opts.negative_labels, opts.preset)
         src = open_run(source, opts, roles, batch_rows)
-        report = _run(src, read_as(opts, source), judged, output, progress)
+        if human is None:
+            report = _run(src, read_as(opts, source), judged, output, progress)
+        else:
+            report = _with_ppi(source, src, opts, roles, batch_rows, judged, output, progress,
+                               bound(options))
     except BaseException:
         output.abort()
         raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _with_ppi(source, src: io.Source, opts: Options, roles: dict, batch_rows: int,
+              judged: Qrels, output: Output, progress: bool, options: dict) -> Report:
+    """The evaluation with the LLM's judgments ``judged`` (its per-query results put
+    in ``output`` once all succeeded), with ``report.ppi``: the prediction-powered
+    means from the human judgments ``options["human_qrels"]``."""
+    if not src.rereadable:
+        raise ValueError(f"human_qrels= scores {src.named} with both sets of judgments, so "
+                         f"it reads it twice, and a RecordBatchReader can be read only once; "
+                         f"pass a file, Table or Dataset")
+    human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
+                       opts.negative_labels)
+    staged = _run_output(output, 0) if output.kind == "path" else Output(None, [])
+    report, llm, by_human = label_values(source, src, opts, roles, batch_rows, judged, human,
+                                         staged, progress)
+    report.ppi = lined_up(llm, by_human, opts.query, options["confidence"], options["ppi"])
+    if output.kind == "path":
+        report.per_query_path = output.commit([Part(llm.schema, len(llm),
+                                                    path=report.per_query_path)])
+    elif output.kind == "none":
+        report.forget_per_query()
+    return report
+
+
+def label_values(source, src: io.Source, opts: Options, roles: dict, batch_rows: int,
+                 llm: Qrels, human: Qrels, output: Output, progress: bool
+                 ) -> tuple[Report, pa.Table, pa.Table]:
+    """The run scored with the LLM's judgments ``llm`` (its Report, its per-query
+    results put in ``output``) and with the human judgments ``human``: (the LLM's
+    Report, its per-query table, the human labels' per-query table, for the queries
+    they judge). The queries the human judgments share with the LLM-scored ones
+    are checked to be at least 2 before the second evaluation."""
+    report = _run(src, read_as(opts, source), llm, output, progress)
+    values = report.per_query
+    ids, judged = values.column(opts.query), human.ids
+    if ids.type != judged.type:
+        ids, judged = ids.cast(pa.large_string()), judged.cast(pa.large_string())
+    shared = pc.sum(pc.is_in(ids, value_set=judged)).as_py() or 0
+    if shared < 2:
+        example = "" if not len(human.ids) else f" (e.g. {human.ids[0].as_py()!r})"
+        raise ValueError(f"human_qrels judge {shared} of the {len(values):,} queries scored with "
+                         f"the LLM's judgments{example}, and prediction-powered means need a "
+                         f"human sample of at least 2 of them; do the query ids of the run and "
+                         f"of both qrels match (same spelling, same column)?")
+    by_human = _run(open_run(source, opts, roles, batch_rows), read_as(opts, source), human,
+                    Output(None, []), progress=False)
+    return report, values, by_human.per_query
 
 
 class RunidClash(ValueError):
@@ -186,6 +239,7 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
     with :func:`evaluate`'s error, which names the file; nothing is written then.
     """
     started = time.perf_counter()
+    refuse_human(options, "fastndcg.evaluate.evaluate_runs")
     if runid not in ("tag", "file"):
         raise ValueError(f"runid must be 'tag' (the run tag of a TREC run file, else the file "
                          f"name) or 'file' (the file name), got {runid!r}")

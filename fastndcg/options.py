@@ -147,6 +147,16 @@ def _explain(value, name: str, *, qrels_mode: bool = False) -> tuple:
     return parse_explain(value, qrels_mode)
 
 
+def _confidence(value, name: str, **_) -> float:
+    from .ppi import check_confidence
+    return check_confidence(value, name)
+
+
+def _ppi(value, name: str, **_):
+    from .ppi import check_ppi
+    return check_ppi(value, name)
+
+
 # --------------------------------------------------------------------------- readers
 #
 # The command line's text of a value -> the value the option takes. They raise
@@ -182,6 +192,17 @@ def _read_rel(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer from 0 to {V.MAX_REL} (a label "
                                          f">= it is relevant), got {V.shown(text)}")
     return int(text)
+
+
+def _read_ppi(text: str):
+    """``--ppi tuned`` or a number (checked in range with the other options)."""
+    if text == "tuned":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--ppi takes tuned or a number from 0 to 1, got {V.shown(text)}") from None
 
 
 def _read_explain(value):
@@ -257,6 +278,31 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "judgment (0 when unjudged), IDCG uses every judged document of the query, run "
            "queries without judgments are left out (``n_unjudged``).",
            ("--qrels",), "judgments: TREC qrels file (qid iter docno rel) or Parquet"),
+    Option("human_qrels", None, "str | os.PathLike | pyarrow.Table | None", _as_read,
+           "human judgments of a sample of the queries, read as ``qrels`` is, when ``qrels`` "
+           "holds an LLM's: ``report.ppi`` then gives each measure's prediction-powered mean "
+           "and interval (:class:`fastndcg.ppi.PPI`), from the LLM-labelled queries and the "
+           "human sample together. The queries with human judgments are taken to be a uniform "
+           "random sample of the queries.",
+           ("--human-qrels",), "human judgments of a sample of the queries (TREC qrels or "
+                               "Parquet), with --qrels an LLM's: adds prediction-powered "
+                               "means and intervals", metavar="PATH",
+           compared="compare does not take human judgments; evaluate each system with "
+                    "fastndcg.evaluate(..., human_qrels=...)"),
+    Option("confidence", 0.95, "float", _confidence,
+           "the level of the prediction-powered intervals (with ``human_qrels``), strictly "
+           "between 0 and 1.",
+           ("--confidence",), "the level of the intervals of --human-qrels (default 0.95)",
+           metavar="LEVEL", read=float, compared="compare takes confidence= itself"),
+    Option("ppi", "tuned", "str | float", _ppi,
+           "the λ of the prediction-powered means (with ``human_qrels``): \"tuned\" (PPI++, "
+           "the λ of least variance, clipped to [0, 1]) or a fixed number from 0 (the human "
+           "sample alone) to 1 (plain PPI).",
+           ("--ppi",), "λ of --human-qrels: tuned (PPI++, default) or a number from 0 (the "
+                       "human sample alone) to 1 (plain PPI)", metavar="LAMBDA",
+           read=_read_ppi,
+           compared="compare does not take human judgments; evaluate each system with "
+                    "fastndcg.evaluate(..., human_qrels=...)"),
     Option("k", DEFAULT_K, "int | None | Sequence[int]", _cutoffs,
            "the NDCG cutoffs: an int >= 1, None (the whole list) or a sequence of them, "
            "all computed in one pass (default 1, 3, 5, 10 when no ``measure`` is named).",
@@ -393,9 +439,12 @@ def check(name: str, value, **context):
     return OPTIONS[name].check(value, name, **context)
 
 
-def from_args(args) -> dict:
-    """The options a parsed command line gives: those its command has flags for."""
-    return {n: o.cli_value(args) for n, o in OPTIONS.items() if hasattr(args, o.dest)}
+def from_args(args, compared: bool = False) -> dict:
+    """The options a parsed command line gives: those its command has flags for (with
+    ``compared``, only those :func:`fastndcg.compare` passes on: its own flags, such as
+    ``--confidence``, are its arguments)."""
+    return {n: o.cli_value(args) for n, o in OPTIONS.items()
+            if hasattr(args, o.dest) and (not compared or o.compared is True)}
 
 
 _ENTRY = re.compile(r"^(?P<indent>\s*)\*\*options\s*:")

@@ -174,6 +174,7 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
     if len(roles) < (3 if qrels is not None or ties != "trec" else 4):
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+    check_human(o, qrels is not None, weight)
     explain = O.check("explain", o["explain"], qrels_mode=qrels is not None)
     if explain and per_query is False:
         raise ValueError("explain adds per-query columns, but per_query=False keeps none; pass "
@@ -188,6 +189,30 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
                    sem["score_precision"], preset, weight, explain, tuple(others), default_rel,
                    M.layout(others, default_rel, trec9=preset == "pytrec_eval"))
     return opts, roles
+
+
+def check_human(o: dict, qrels_mode: bool, weight: str | None) -> None:
+    """The options of prediction-powered means (``human_qrels``, ``confidence``,
+    ``ppi``): each valid, and ``confidence`` and ``ppi`` only with ``human_qrels``,
+    which needs ``qrels`` (the LLM's judgments) and unweighted means."""
+    confidence, lam = O.check("confidence", o["confidence"]), O.check("ppi", o["ppi"])
+    if o["human_qrels"] is None:
+        changed = [f"{name}={value!r}" for name, value in (("confidence", confidence),
+                                                           ("ppi", lam))
+                   if value != O.OPTIONS[name].default]
+        if changed:
+            raise ValueError(f"{' and '.join(changed)} set the prediction-powered means, "
+                             f"which need human_qrels=... (human judgments of a sample of the "
+                             f"queries); pass it, or drop {' and '.join(changed)}")
+        return
+    if not qrels_mode:
+        raise ValueError("human_qrels=... needs qrels=... (an LLM's judgments of the run): the "
+                         "prediction-powered mean corrects the LLM-labelled queries with the "
+                         "human sample")
+    if weight is not None:
+        raise ValueError(f"human_qrels=... gives prediction-powered means of queries counted "
+                         f"once each; weighted ones (weight={weight!r}) are not supported: "
+                         f"drop weight or human_qrels")
 
 
 def _col(kind: str, cutoff) -> str:

@@ -55,6 +55,8 @@ class Report:
     totals : the mergeable :class:`Totals` behind ``mean`` and the counts.
     complete : whether judged queries missing from the run were scored 0.
     qrels_mode : whether the run was joined to qrels.
+    ppi : with ``human_qrels=``, the prediction-powered means and intervals
+        (:class:`fastndcg.ppi.PPI`), printed under the means; else None.
     """
 
     def __init__(self, per_query: Any, totals: Totals, *, n_unjudged: int = 0,
@@ -73,6 +75,7 @@ class Report:
         self.qrels_mode = qrels_mode
         self.seconds = seconds
         self.source = source
+        self.ppi = None  # the prediction-powered means (human_qrels=), a fastndcg.ppi.PPI
 
     @property
     def per_query(self) -> pa.Table:
@@ -106,6 +109,8 @@ class Report:
             out.update(n_unjudged=self.n_unjudged, n_missing=self.n_missing,
                        complete=self.complete)
         out.update(self.mean)
+        if self.ppi is not None:
+            out["ppi"] = self.ppi.to_dict()
         out["seconds"] = round(self.seconds, 4)
         return out
 
@@ -133,7 +138,8 @@ class Report:
         rows += [(name, f"{value:,}") for name, value in counts]
         rate = self.n_rows / self.seconds if self.seconds > 0 else 0.0
         rows.append(("time", f"{self.seconds:.3f} s ({rate / 1e6:,.1f}M rows/s)"))
-        return render(None, rows, "ll")
+        table = render(None, rows, "ll")
+        return table if self.ppi is None else f"{table}\n\n{self.ppi.format_table()}"
 
     def __repr__(self) -> str:
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())

@@ -74,6 +74,7 @@ import pyarrow as pa
 from . import _validate as V
 from . import io
 from .evaluate import check_nonempty, finish, id_type
+from .ppi import refuse_human
 from .partition import (Options, Scorer, check_options, explain_columns,
                         score_partition)
 from .compare.arguments import check_log_only, settings
@@ -422,6 +423,7 @@ def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
+    refuse_human(options, "fastndcg.spark.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels = options.get("qrels")
     roles = _with_order(order, roles)

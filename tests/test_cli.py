@@ -411,12 +411,14 @@ def test_the_option_arguments_come_from_the_specification(command):
     declares: flags, help, choices and default; evaluate takes every option,
     compare those it passes on to every system (not the score, weight or explain
     columns of one evaluation)."""
+    import inspect
     from fastndcg.options import OPTIONS
     from fastndcg.presets import PRESETS
     actions = _arguments(command)
+    own = inspect.signature(fastndcg.compare).parameters  # compare's own (--confidence)
     for option in OPTIONS.values():
         if command == "compare" and option.compared is not True:
-            assert option.dest not in actions, option.name
+            assert option.dest not in actions or option.name in own, option.name
             continue
         action = actions[option.dest]
         assert tuple(action.option_strings) == option.flags, option.name
@@ -437,9 +439,11 @@ def test_options_given_on_the_command_line_reach_evaluate_as_given():
             "--preset", "trec_eval", "--gain", "0,1,3", "--ties", "stable", "--zero-idcg",
             "one", "--log-base", "10", "--nan-scores", "last", "--negative-labels", "keep",
             "--score-precision", "float32", "--complete", "--query-col", "q", "--doc-col", "d",
-            "--label-col", "l", "--score-col", "s", "--explain", "--weight-col", "w"]
+            "--label-col", "l", "--score-col", "s", "--explain", "--weight-col", "w",
+            "--human-qrels", "h.txt", "--confidence", "0.9", "--ppi", "0.5"]
     options = from_args(cli.build_parser().parse_args(argv))
-    assert options == {"qrels": "q.txt", "k": (1, 3, 5, 10), "measure": ["map", "P@5"],
+    assert options == {"qrels": "q.txt", "human_qrels": "h.txt", "confidence": 0.9,
+                       "ppi": 0.5, "k": (1, 3, 5, 10), "measure": ["map", "P@5"],
                        "rel": 2, "preset": "trec_eval", "gain": [0.0, 1.0, 3.0],
                        "ties": "stable", "zero_idcg": "one", "log_base": 10.0,
                        "nan_scores": "last", "negative_labels": "keep",

@@ -48,7 +48,8 @@ _WHERE = {
     "bootstrap_means": "resample", "signflip_means": "resample", "signflip_exact": "resample",
     "sign_table": "resample",
     "bucket_sums": "paired", "fix_normalize": "paired", "fix_to_float": "paired",
-    "fix_to_int": "paired", "bucket_bootstrap": "paired", "bucket_signflip": "paired",
+    "fix_to_int": "paired", "fix_dot": "paired", "bucket_bootstrap": "paired",
+    "bucket_signflip": "paired",
     "FIX_LIMBS": "paired", "FIX_SHIFT": "paired",
 }
 

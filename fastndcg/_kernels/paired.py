@@ -111,6 +111,40 @@ def bucket_sums(values, group, hashes, key, n_buckets, n_sys, base, limbs, count
     return -1
 
 
+@kernel(inner=True)
+def _two_product(a, b):
+    """(p, e): p = a * b rounded, e = a * b - p exactly (Dekker's product, without
+    a fused multiply-add; exact while nothing overflows)."""
+    p = a * b
+    c = 134217729.0 * a  # 2**27 + 1: splits a into two halves of 26 bits
+    ah = c - (c - a)
+    al = a - ah
+    c = 134217729.0 * b
+    bh = c - (c - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+@kernel
+def fix_dot(a, b, limbs):
+    """limbs[c] += the exact sum over rows i of a[i, c] * b[i, c], each product added
+    as its rounded value and its rounding error (so sums of squares and of products
+    are exact, as sums of single values are); returns -1, or the row of the first
+    product too large for the sums (2**90 or more).
+
+    a, b : (n, C) float64 (finite); limbs : (C, FIX_LIMBS) int64, normalised after
+    by :func:`fix_normalize`. At most 2**30 rows between normalisations.
+    """
+    n, c = a.shape
+    for i in range(n):
+        for col in range(c):
+            p, e = _two_product(a[i, col], b[i, col])
+            if not _fix_add(limbs[col], p):
+                return i
+            _fix_add(limbs[col], e)
+    return -1
+
+
 @kernel
 def fix_normalize(limbs):
     """Carry every row of (N, FIX_LIMBS) limbs into the canonical form, in place."""

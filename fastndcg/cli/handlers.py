@@ -150,7 +150,7 @@ def _clash_message(err) -> str:
 def run_compare(args) -> int:
     from ..compare import check_arguments, compare
 
-    options = O.from_args(args)
+    options = O.from_args(args, compared=True)
     if args.measure:
         if args.k != COMPARE_K:
             raise UsageError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")

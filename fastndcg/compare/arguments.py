@@ -183,10 +183,7 @@ def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrel
         raise ValueError(f"baseline={baseline!r} is not among the systems "
                          f"{', '.join(map(repr, names))}; name one of them (by default the "
                          f"first is the baseline)")
-    if (not isinstance(confidence, numbers.Real) or isinstance(confidence, (bool, np.bool_))
-            or not 0 < confidence < 1):  # (NumPy's floats too)
-        raise ValueError(f"confidence must be a number between 0 and 1 (exclusive), e.g. 0.95; "
-                         f"got {V.shown(confidence)}")
+    confidence = V.level(confidence, "confidence")
     _whole(n_resamples, "n_resamples", 1, None, ">= 1", "the default 10000 suits most "
            "comparisons (fewer run faster, with noisier intervals and p-values)")
     _whole(seed, "seed", 0, 2 ** 64 - 1, "in [0, 2**64)", "pass an int such as seed=0 (the "
