@@ -163,6 +163,15 @@ def load_judgments(qrels, opts: Options) -> dict:
             for name, q in sets.items()}
 
 
+def one_source(qrels, where: str) -> None:
+    """Engines that score one source of judgments (``where``: their public name)
+    refuse label sets, saying where they are scored."""
+    if label_sets(qrels) is not None:
+        raise ValueError(f"{where} takes one source of judgments; several label sets "
+                         f"(qrels={{name: qrels, ...}}) are scored on one machine by "
+                         f"fastndcg.evaluate, or call {where} once a set")
+
+
 def judgment_paths(qrels) -> list[str]:
     """The files the judgments read (every label set's): an output must be none of them."""
     sets = label_sets(qrels)

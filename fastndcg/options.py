@@ -46,7 +46,7 @@ from .presets import (DEFAULT_K, DEFAULTS, PRESETS, SCORE_PRECISIONS, check_pres
                       check_score_precision)
 
 __all__ = ["Option", "OPTIONS", "bound", "check", "from_args", "refuse_unknown",
-           "takes_options", "label_sets",
+           "takes_options", "label_sets", "split_named",
            "TIE_RULES", "ZERO_IDCG", "NAN_SCORES", "NEGATIVE_LABELS", "EXPLAIN",
            "parse_explain"]
 
@@ -232,6 +232,46 @@ def _read_rel(text: str) -> int:
     return int(text)
 
 
+def split_named(item: str, flag: str = "run", what: str = "run") -> tuple[str | None, str]:
+    """(name, path) of a command-line ``NAME=PATH``; (None, item) for a plain path
+    (one that exists, or whose part before '=' could not be a name). ``=PATH`` (an
+    empty name) is a ValueError, unless a file of that name exists. ``flag`` and
+    ``what``: how messages name the argument and what NAME names.
+
+    >>> split_named("llm=judged/llm.txt", "--qrels", "label set")
+    ('llm', 'judged/llm.txt')
+    """
+    import os
+    name, sep, path = item.partition("=")
+    if sep and not name and path and not os.path.exists(item):
+        raise ValueError(f"{flag} {item!r}: the name before '=' is empty; write NAME=PATH to "
+                         f"name the {what}, or give the path alone ({path!r})")
+    if not sep or not name or os.path.exists(item) or "/" in name or os.sep in name:
+        return None, item
+    return name, path
+
+
+def _read_qrels(values):
+    """``--qrels`` as ``qrels=`` takes it: None, one path (``--qrels PATH``), or label
+    sets ``{name: path}`` (``--qrels NAME=PATH``, repeated). A name given twice, or a
+    path without a name beside named ones, is a ValueError."""
+    if values is None or isinstance(values, str):
+        return values
+    items = [split_named(v, "--qrels", "label set") for v in values]
+    if len(items) == 1 and items[0][0] is None:
+        return items[0][1]
+    sets: dict = {}
+    for (name, path), text in zip(items, values):
+        if name is None:
+            raise ValueError(f"--qrels {text!r} has no name: with several --qrels, each names "
+                             f"its label set, as --qrels human=h.txt --qrels llm=l.txt")
+        if name in sets:
+            raise ValueError(f"--qrels names the label set {name!r} twice ({sets[name]!r} and "
+                             f"{path!r}); give each label set its own NAME=")
+        sets[name] = path
+    return sets
+
+
 def _read_explain(value):
     """``--explain`` alone (``all``) is every column that applies."""
     return True if value == "all" else value
@@ -311,7 +351,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "and per-query rows with a ``labels`` column.",
            ("--qrels",), "judgments: TREC qrels file (qid iter docno rel) or Parquet; "
                          "NAME=PATH, repeated, scores several label sets in one pass",
-           metavar="[NAME=]PATH", action="append"),
+           metavar="[NAME=]PATH", action="append", from_cli=_read_qrels),
     Option("k", DEFAULT_K, "int | None | Sequence[int]", _cutoffs,
            "the NDCG cutoffs: an int >= 1, None (the whole list) or a sequence of them, "
            "all computed in one pass (default 1, 3, 5, 10 when no ``measure`` is named).",

@@ -73,7 +73,7 @@ import pyarrow as pa
 
 from . import _validate as V
 from . import io
-from .evaluate import check_nonempty, finish, id_type
+from .evaluate import check_nonempty, finish, id_type, one_source
 from .partition import (Options, Scorer, check_options, explain_columns,
                         score_partition)
 from .compare.arguments import check_log_only, settings
@@ -424,6 +424,7 @@ def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
     progress = V.flag(progress, "progress")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels = options.get("qrels")
+    one_source(qrels, "fastndcg.spark.evaluate")
     roles = _with_order(order, roles)
     if order is not None:  # each query's rows are sorted by it on the executors
         opts = dataclasses.replace(opts, order=order)

@@ -23,8 +23,11 @@ def run_evaluate(args) -> int:
     from ..evaluate import RunidClash, check_options, evaluate, evaluate_runs
     from ..report import OutputIsInput
 
-    args.qrels = _label_sets(args.qrels)
-    options = O.from_args(args)
+    try:
+        options = O.from_args(args)
+    except ValueError as err:  # --qrels NAME=PATH given twice, ...
+        raise UsageError(str(err)) from None
+    args.qrels = options["qrels"]
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         if args.k is not DEFAULT_K and args.measure:
             raise ValueError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
@@ -96,19 +99,13 @@ def _is_glob(path: str) -> bool:
     return any(ch in path for ch in "*?[") and not os.path.exists(path)
 
 
-def _named(item: str, what: str = "run") -> tuple[str | None, str]:
-    """(name, path) of NAME=PATH; (None, item) for a plain path (one that exists, or
-    whose part before '=' could not be a name). ``=PATH`` (an empty name) is a usage
-    error, unless a file of that name exists. ``what``: what NAME names ("run",
-    "label set")."""
-    name, sep, path = item.partition("=")
-    if sep and not name and path and not os.path.exists(item):
-        flag = "run" if what == "run" else "--qrels"
-        raise UsageError(f"{flag} {item!r}: the name before '=' is empty; write NAME=PATH to "
-                         f"name the {what}, or give the path alone ({path!r})")
-    if not sep or not name or os.path.exists(item) or "/" in name or os.sep in name:
-        return None, item
-    return name, path
+def _named(item: str) -> tuple[str | None, str]:
+    """(name, path) of a run given as NAME=PATH, or (None, path): see
+    :func:`fastndcg.options.split_named`; an empty name is a usage error."""
+    try:
+        return O.split_named(item)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def _inputs(args) -> list[tuple[str | None, str]]:
@@ -149,27 +146,6 @@ def _inputs(args) -> list[tuple[str | None, str]]:
             shown = q if name is None else f"{name}={q}"
             raise UsageError(f"--qrels {shown!r} does not exist; check the path")
     return out
-
-
-def _label_sets(values: list | None) -> str | dict | None:
-    """What --qrels gives: None, one path (``--qrels PATH``), or label sets
-    ``{name: path}`` (``--qrels NAME=PATH``, repeated). A name given twice, or a
-    path without a name beside named ones, is a usage error."""
-    if not values:
-        return None
-    items = [_named(v, "label set") for v in values]
-    if len(items) == 1 and items[0][0] is None:
-        return items[0][1]
-    sets: dict = {}
-    for (name, path), text in zip(items, values):
-        if name is None:
-            raise UsageError(f"--qrels {text!r} has no name: with several --qrels, each names "
-                             f"its label set, as --qrels human=h.txt --qrels llm=l.txt")
-        if name in sets:
-            raise UsageError(f"--qrels names the label set {name!r} twice ({sets[name]!r} and "
-                             f"{path!r}); give each label set its own NAME=")
-        sets[name] = path
-    return sets
 
 
 def _shown_qrels(qrels) -> str | None:
