@@ -71,7 +71,7 @@ from .totals import Totals
 from .scattered import Fixed, duplicates_in, patch, rescore
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
-from .evaluate import check_nonempty, finish, id_type, open_run
+from .evaluate import check_nonempty, finish, id_type, one_source, open_run
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
 from .compare.stream import prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches, score_piece,
@@ -318,6 +318,7 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     refuse_human(options, "fastndcg.dask.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels = options.get("qrels")
+    one_source(qrels, "fastndcg.dask.evaluate")
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
             "default 16777216 suits most clusters")
     progress = V.flag(progress, "progress")

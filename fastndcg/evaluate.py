@@ -30,16 +30,17 @@ from . import _validate as V
 from ._progress import Progress
 from .options import bound, takes_options
 from .partition import explain_columns
-from .partition import Options, Scorer, check_options, read_as, score_partition
+from .options import label_sets
+from .partition import Options, Scorer, SetScorer, check_options, read_as, score_sets
 from .qrels import Qrels, load_qrels
 from .output import Output
-from .parts import Part, PartWriter, result_schema, runid_part
+from .parts import LABELS, RUNID, Part, PartWriter, result_schema, tagged_part
 from .ppi import lined_up, refuse_human
-from .report import Report, Runs
+from .report import LabelSets, Report, Runs
 from .totals import Totals
 from .scattered import Fixed, IdSpill, patch, rescore
 
-__all__ = ["evaluate", "evaluate_runs", "Runs", "RunidClash", "Report", "Totals",
+__all__ = ["evaluate", "evaluate_runs", "Runs", "LabelSets", "RunidClash", "Report", "Totals",
            "check_options", "id_type", "open_run"]
 
 
@@ -81,9 +82,14 @@ def open_run(source, opts: Options, roles: dict, batch_rows: int,
 
 @takes_options("fastndcg.evaluate")
 def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int = 1 << 20,
-             **options) -> Report:
+             **options) -> Report | LabelSets:
     """NDCG@k, and any other measure, of every query of a search log, streamed in
     record batches.
+
+    With several label sets (``qrels={"human": ..., "llm": ...}``) the run is read
+    and ranked once, each set is scored from that ranking with the very numbers it
+    gives alone, and the result is a :class:`~fastndcg.report.LabelSets`: a
+    :class:`Report` per set, and per-query rows with a first column ``labels``.
 
     Parameters
     ----------
@@ -124,17 +130,27 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
     progress = V.flag(progress, "progress")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels, human = options.get("qrels"), options.get("human_qrels")
-    inputs = [p for q in (source, qrels, human) if q is not None for p in io.input_paths(q)]
-    output = Output(per_query, inputs)
+    if human is not None and label_sets(qrels) is not None:
+        raise ValueError("human_qrels= is compared with one source of judgments in qrels= (the "
+                         "LLM's), not with label sets; pass qrels=<the LLM's judgments>, or "
+                         "drop human_qrels= and give the human judgments as a label set")
+    output = Output(per_query, io.input_paths(source) + judgment_paths(qrels)
+                    + ([] if human is None else io.input_paths(human)))
     try:
-        judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
-                                                       opts.gain, opts.negative_labels, opts.preset)
+        judged = load_judgments(qrels, opts)
         src = open_run(source, opts, roles, batch_rows)
+        if label_sets(qrels) is not None:
+            reports, parts = score_label_sets(src, read_as(opts, source), judged, output, 0,
+                                              progress)
+            seconds = time.perf_counter() - started
+            for r in reports.values():
+                r.seconds = seconds
+            return LabelSets(reports, output.commit(parts), seconds, src.describe)
         if human is None:
-            report = _run(src, read_as(opts, source), judged, output, progress)
+            report = _run(src, read_as(opts, source), judged[None], output, progress)
         else:
-            report = _with_ppi(source, src, opts, roles, batch_rows, judged, output, progress,
-                               bound(options))
+            report = _with_ppi(source, src, opts, roles, batch_rows, judged[None], output,
+                               progress, bound(options))
     except BaseException:
         output.abort()
         raise
@@ -152,7 +168,7 @@ def _with_ppi(source, src: io.Source, opts: Options, roles: dict, batch_rows: in
                          f"it reads it twice, and a RecordBatchReader can be read only once; "
                          f"pass a file, Table or Dataset")
     human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
-                       opts.negative_labels)
+                       opts.negative_labels, opts.preset, name="human_qrels")
     staged = _run_output(output, 0) if output.kind == "path" else Output(None, [])
     report, llm, by_human = label_values(source, src, opts, roles, batch_rows, judged, human,
                                          staged, progress)
@@ -188,6 +204,65 @@ def label_values(source, src: io.Source, opts: Options, roles: dict, batch_rows:
     by_human = _run(open_run(source, opts, roles, batch_rows), read_as(opts, source), human,
                     Output(None, []), progress=False)
     return report, values, by_human.per_query
+
+
+def load_judgments(qrels, opts: Options) -> dict:
+    """The judgments of an evaluation, each source read and checked once:
+    ``{None: None}`` in list mode, ``{None: Qrels}`` for one source, ``{name: Qrels}`` for label sets
+    (``qrels={name: source}``; a message about one names it, as ``qrels['llm']``)."""
+    if qrels is None:
+        return {None: None}
+    sets = label_sets(qrels)
+    if sets is None:
+        return {None: load_qrels(qrels, opts.query, opts.doc, opts.label, opts.gain,
+                                 opts.negative_labels, opts.preset)}
+    return {name: load_qrels(q, opts.query, opts.doc, opts.label, opts.gain,
+                             opts.negative_labels, opts.preset, name=f"qrels[{name!r}]")
+            for name, q in sets.items()}
+
+
+def one_source(qrels, where: str) -> None:
+    """Engines that score one source of judgments (``where``: their public name)
+    refuse label sets, saying where they are scored."""
+    if label_sets(qrels) is not None:
+        raise ValueError(f"{where} takes one source of judgments; several label sets "
+                         f"(qrels={{name: qrels, ...}}) are scored on one machine by "
+                         f"fastndcg.evaluate, or call {where} once a set")
+
+
+def judgment_paths(qrels) -> list[str]:
+    """The files the judgments read (every label set's): an output must be none of them."""
+    sets = label_sets(qrels)
+    sources = [qrels] if sets is None else list(sets.values())
+    return [p for q in sources if q is not None for p in io.input_paths(q)]
+
+
+def score_label_sets(src: io.Source, opts: Options, judged: dict, output: Output, first: int,
+                     progress: bool, runid: str | None = None) -> tuple[dict, list]:
+    """A run scored under every label set of ``judged`` (name -> Qrels) in one pass:
+    (name -> :class:`Report`, the per-query parts, tagged with ``labels`` (and
+    ``runid``), for ``output``'s parts ``first``, ``first + 1``, ...)."""
+    names = list(judged)
+    outputs = [_run_output(output, first + j) for j in range(len(names))]
+    reports = _run_sets(src, opts, list(judged.values()), outputs, progress, names)
+    parts = []
+    if output.kind != "none":
+        for j, (name, report) in enumerate(zip(names, reports)):
+            tags = ({} if runid is None else {RUNID: runid}) | {LABELS: name}
+            parts.append(_as_part(report, tags, output, first + j))
+    return dict(zip(names, reports)), parts
+
+
+def _as_part(report: Report, tags: dict, output: Output, index: int):
+    """A run's (or label set's) staged per-query results as part ``index`` of
+    ``output``, its first columns ``tags``; the staged file is removed."""
+    staged = report.per_query_path
+    part = tagged_part(report.per_query if staged is None else staged, tags,
+                       output.part_path(index))
+    if staged is not None:
+        os.remove(staged)
+        report.forget_per_query()
+    return part
 
 
 class RunidClash(ValueError):
@@ -260,15 +335,14 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
             _claim(taken, name, source, origin)
         names.append(name)
     inputs = [p for _, source in items for p in io.input_paths(source)]
-    inputs += io.input_paths(qrels) if qrels is not None else []
-    output = Output(per_query, inputs)
+    output = Output(per_query, inputs + judgment_paths(qrels))
     reports: dict = {}
     sources: dict = {}
     parts = []
     try:
         # read and indexed once, then joined to every run (its hash indexes are cached)
-        judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
-                                                       opts.gain, opts.negative_labels, opts.preset)
+        judged = load_judgments(qrels, opts)
+        sets = label_sets(qrels) is not None
         for i, ((_, source), name) in enumerate(zip(items, names)):
             t0 = time.perf_counter()
             tags = [] if name is None else None
@@ -276,15 +350,20 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
             if name is None:
                 name, origin = (tags[0], "tag") if len(tags) == 1 else (_file_name(source), "file")
                 _claim(taken, name, source, origin)
-            report = _run(src, read_as(opts, source), judged, _run_output(output, i), progress)
-            report.seconds = time.perf_counter() - t0
-            if output.kind != "none":
-                staged = report.per_query_path
-                parts.append(runid_part(report.per_query if staged is None else staged, name,
-                                        output.part_path(i)))
-                if staged is not None:
-                    os.remove(staged)
-                    report.forget_per_query()
+            if sets:
+                by_set, run_parts = score_label_sets(src, read_as(opts, source), judged,
+                                                     output, i * len(judged), progress, name)
+                seconds = time.perf_counter() - t0
+                for r in by_set.values():
+                    r.seconds = seconds
+                report = LabelSets(by_set, None, seconds, src.describe)
+                parts += run_parts
+            else:
+                report = _run(src, read_as(opts, source), judged[None], _run_output(output, i),
+                              progress)
+                report.seconds = time.perf_counter() - t0
+                if output.kind != "none":
+                    parts.append(_as_part(report, {RUNID: name}, output, i))
             reports[name], sources[name] = report, source
         per_query_out = output.commit(parts)
     except BaseException:
@@ -334,72 +413,96 @@ def _run_output(output: Output, i: int) -> Output:
 
 def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
          progress: bool) -> Report:
-    schema = result_schema(opts.query, id_type(src.schema, opts.query, judged, opts.complete),
-                           opts.names, weight=opts.weight,
-                           extra=explain_columns(opts))
-    scorer = Scorer(opts, judged)
-    writer = PartWriter(schema, output.part_path(0), keep=output.kind != "none")
+    return _run_sets(src, opts, [judged], [output], progress)[0]
+
+
+def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progress: bool,
+              names: list | None = None) -> list[Report]:
+    """``src`` scored under each of ``judged`` (the Qrels of a label set each, or
+    ``[None]`` in list mode), in one pass over the run, each set's per-query
+    results to its own of ``outputs``: one :class:`Report` a set. ``names``: the
+    label sets' names (for messages), None for one set."""
+    schemas = [result_schema(opts.query, id_type(src.schema, opts.query, j, opts.complete),
+                             opts.names, weight=opts.weight, extra=explain_columns(opts))
+               for j in judged]
+    scorers = [Scorer(opts, j) for j in judged]
+    writers = [PartWriter(schema, out.part_path(0), keep=out.kind != "none")
+               for schema, out in zip(schemas, outputs)]
     # a one-shot reader cannot be read again to look for repeated ids: note them now
     spill = None if src.rereadable else IdSpill()
     bar = Progress(src.num_rows, enabled=bool(progress))
     try:
-        result = score_partition(src.batches(prefetch=True), scorer, writer, progress=bar,
-                                 on_ids=spill.add if spill is not None else None)
-        totals = result.totals
-        n_missing = 0
-        if judged is not None:
-            missing = scorer.missing(result.seen)
-            n_missing = 0 if missing is None else len(missing.ids)
-            if missing is not None and opts.complete:
-                totals = totals.merge(writer.add(missing))
+        results = score_sets(src.batches(prefetch=True), scorers, writers, progress=bar,
+                             on_ids=spill.add if spill is not None else None)
+        totals = [r.totals for r in results]
+        n_missing = [0] * len(judged)
+        for i, (scorer, result) in enumerate(zip(scorers, results)):
+            if scorer.qrels is not None:
+                missing = scorer.missing(result.seen)
+                n_missing[i] = 0 if missing is None else len(missing.ids)
+                if missing is not None and opts.complete:
+                    totals[i] = totals[i].merge(writers[i].add(missing))
     except BaseException:
-        writer.abort()
+        for w in writers:
+            w.abort()
         if spill is not None:
             spill.close()
         raise
     finally:
         bar.close()
-    part = writer.close()
+    parts = [w.close() for w in writers]
     n_scattered = 0
-    if not result.sorted:
-        dup = repeated_ids(src, opts.query, result.n_runs, spill)
+    if not results[0].sorted:  # the run's order: the same under every set
+        dup = repeated_ids(src, opts.query, results[0].n_runs, spill)
         if dup is not None:
             if not src.rereadable:
-                part.remove()
+                for part in parts:
+                    part.remove()
                 raise ValueError(
                     f"the rows of query {dup[0].as_py()!r} are not adjacent in {src.named} "
                     f"({len(dup):,} queries are split like this), and a RecordBatchReader "
                     f"cannot be read twice to regroup them; sort the log by {opts.query!r} "
                     f"first, or pass a file, Table or Dataset")
-            if output.kind == "none":
+            if outputs[0].kind == "none":
                 # no per-query results to repair: run again, staging them on disk
-                part.remove()
-                return _rerun_staged(src, opts, judged)
-            fixed = Fixed(dup, rescore(src.batches(), opts.query, dup, scorer), len(opts.names))
-            repaired = PartWriter(schema, output.part_path(1))
-            try:
-                new_totals = patch(part, repaired, fixed)
-            except BaseException:
-                repaired.abort()
-                raise
-            part.remove()
-            part = repaired.close()
-            new_totals.n_rows = totals.n_rows
-            totals = new_totals
+                for part in parts:
+                    part.remove()
+                return _rerun_staged(src, opts, judged, names)
+            # the scattered queries read again once, and scored under every set
+            scored = rescore(src.batches(), opts.query, dup, SetScorer(scorers))
+            for i, (schema, out) in enumerate(zip(schemas, outputs)):
+                fixed = Fixed(dup, [each[i] for each in scored], len(opts.names))
+                repaired = PartWriter(schema, out.part_path(1))
+                try:
+                    new_totals = patch(parts[i], repaired, fixed)
+                except BaseException:
+                    repaired.abort()
+                    raise
+                parts[i].remove()
+                parts[i] = repaired.close()
+                new_totals.n_rows = totals[i].n_rows
+                totals[i] = new_totals
             n_scattered = len(dup)
-    check_weights(totals, opts)
-    check_nonempty(totals.n_rows, src.named, None if result.seen is None else result.seen.any(),
-                   result.unjudged)
-    per_query = output.commit([part])
-    unjudged = 0 if result.unjudged is None else len(result.unjudged)
-    return Report(per_query, totals, n_unjudged=unjudged, n_missing=n_missing,
-                  complete=opts.complete, qrels_mode=judged is not None,
-                  source=src.describe, n_scattered=n_scattered, schema=schema,
-                  inputs=output.inputs)
+    for i, result in enumerate(results):
+        check_weights(totals[i], opts)
+        check_nonempty(totals[i].n_rows, src.named,
+                       None if result.seen is None else result.seen.any(), result.unjudged,
+                       None if names is None else names[i])
+    reports = []
+    for i, (result, out) in enumerate(zip(results, outputs)):
+        per_query = out.commit([parts[i]])
+        unjudged = 0 if result.unjudged is None else len(result.unjudged)
+        reports.append(Report(per_query, totals[i], n_unjudged=unjudged,
+                              n_missing=n_missing[i], complete=opts.complete,
+                              qrels_mode=judged[i] is not None, source=src.describe,
+                              n_scattered=n_scattered, schema=schemas[i], inputs=out.inputs))
+    return reports
 
 
-def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged) -> None:
-    """An empty log, or a run none of whose queries is judged, is an error, not NaN."""
+def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged,
+                   labels: str | None = None) -> None:
+    """An empty log, or a run none of whose queries is judged, is an error, not NaN.
+    ``labels``: the name of the label set judging it, if one of several."""
     if n_rows == 0:
         if describe.startswith("the "):  # an object in memory ("the Arrow table given as ...")
             raise ValueError(f"{describe} holds no rows: it is empty (filtered to nothing, or "
@@ -410,7 +513,8 @@ def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudge
     if judged_seen is not None and not judged_seen:
         n = 0 if unjudged is None else len(unjudged)
         example = "" if not n else f" (e.g. run query {unjudged[0].as_py()!r})"
-        raise ValueError(f"none of the {n:,} queries of {describe} has a judgment in the qrels"
+        qrels = "the qrels" if labels is None else f"the qrels of label set {labels!r}"
+        raise ValueError(f"none of the {n:,} queries of {describe} has a judgment in {qrels}"
                          f"{example}: do the run's and the qrels' query ids match (same "
                          f"spelling, same column)?")
 
@@ -454,9 +558,11 @@ def repeated_ids(src: io.Source, query: str, n_runs: int, spill: IdSpill | None 
     return spill.duplicates()  # (removes its files)
 
 
-def _rerun_staged(src: io.Source, opts: Options, judged: Qrels | None) -> Report:
+def _rerun_staged(src: io.Source, opts: Options, judged: list, names: list | None
+                  ) -> list[Report]:
     with tempfile.TemporaryDirectory(prefix="fastndcg-stage-") as tmp:
-        staged = Output(os.path.join(tmp, "per_query"), [])
-        report = _run(src, opts, judged, staged, progress=False)
-    report.forget_per_query()
-    return report
+        staged = [Output(os.path.join(tmp, f"per_query-{i}"), []) for i in range(len(judged))]
+        reports = _run_sets(src, opts, judged, staged, False, names)
+    for report in reports:
+        report.forget_per_query()
+    return reports

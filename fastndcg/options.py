@@ -46,7 +46,7 @@ from .presets import (DEFAULT_K, DEFAULTS, PRESETS, SCORE_PRECISIONS, check_pres
                       check_score_precision)
 
 __all__ = ["Option", "OPTIONS", "bound", "check", "from_args", "refuse_unknown",
-           "takes_options",
+           "takes_options", "label_sets", "split_named",
            "TIE_RULES", "ZERO_IDCG", "NAN_SCORES", "NEGATIVE_LABELS", "EXPLAIN",
            "parse_explain"]
 
@@ -65,8 +65,61 @@ _QRELS_ONLY = ("n_judged", "judged")
 # TypeError (wrong kind) or ValueError (wrong value) with a message that names the
 # option. Each calls the project's validator of that kind.
 
+def _is_dict_of_dicts(value) -> bool:
+    """Whether ``value`` is judgments as one dict ``{query_id: {doc_id: label}}`` (a
+    single source), rather than label sets ``{name: qrels}`` whose qrels are such
+    dicts."""
+    if not isinstance(value, dict) or not value:
+        return isinstance(value, dict)
+    first = next(iter(value.values()))
+    return isinstance(first, dict) and not (first and isinstance(next(iter(first.values())),
+                                                                 Mapping))
+
+
+def label_sets(value) -> dict | None:
+    """The label sets of a ``qrels`` value: ``{name: qrels}`` for a mapping of names
+    to qrels sources, None for one source (a file, a table, a dict of dicts).
+
+    >>> label_sets({"human": "h.txt", "llm": "llm.parquet"})
+    {'human': 'h.txt', 'llm': 'llm.parquet'}
+    >>> label_sets("qrels.txt") is None, label_sets({"q1": {"d1": 1}}) is None
+    (True, True)
+    """
+    if not isinstance(value, Mapping) or _is_dict_of_dicts(value):
+        return None
+    return dict(value)
+
+
+def _qrels(value, name: str, **_):
+    """``qrels``: one source (checked by the reader that reads it) or label sets, a
+    mapping of names to sources (its names and the kinds of its values checked
+    here)."""
+    if isinstance(value, Mapping) and not value:
+        raise ValueError(f"{name}: the {'dict' if isinstance(value, dict) else 'mapping'} is "
+                         f"empty (no query, no label set): nothing to evaluate; give at least "
+                         f"one query, as {{query_id: {{doc_id: label}}}}, or label sets as "
+                         f"{{name: qrels, ...}}")
+    sets = label_sets(value)
+    if sets is None:
+        return value
+    from .parts import LABELS
+    for key, source in sets.items():
+        if not isinstance(key, str) or not key.strip() or "\0" in key:
+            raise (TypeError if not isinstance(key, str) else ValueError)(
+                f"{name}: a label set is named by a non-empty string (its rows' "
+                f"{LABELS!r} value), got {V.shown(key)} ({type(key).__name__}); e.g. "
+                f"{name}={{'human': 'qrels.txt', 'llm': 'llm.parquet'}}")
+        if source is None or isinstance(source, (Mapping, bool, int, float)) and \
+                not _is_dict_of_dicts(source):
+            raise TypeError(f"{name}[{key!r}] must be judgments (a TREC qrels file, a Parquet "
+                            f"file, a table or a dict {{query_id: {{doc_id: label}}}}), got "
+                            f"{V.shown(source)} ({type(source).__name__}); label sets do not "
+                            f"nest")
+    return sets
+
+
 def _as_read(value, name: str, **_):
-    """Sources (``qrels``): checked by the reader that reads them."""
+    """One source (``human_qrels``): checked by the reader that reads it."""
     return value
 
 
@@ -205,6 +258,46 @@ def _read_ppi(text: str):
             f"--ppi takes tuned or a number from 0 to 1, got {V.shown(text)}") from None
 
 
+def split_named(item: str, flag: str = "run", what: str = "run") -> tuple[str | None, str]:
+    """(name, path) of a command-line ``NAME=PATH``; (None, item) for a plain path
+    (one that exists, or whose part before '=' could not be a name). ``=PATH`` (an
+    empty name) is a ValueError, unless a file of that name exists. ``flag`` and
+    ``what``: how messages name the argument and what NAME names.
+
+    >>> split_named("llm=judged/llm.txt", "--qrels", "label set")
+    ('llm', 'judged/llm.txt')
+    """
+    import os
+    name, sep, path = item.partition("=")
+    if sep and not name and path and not os.path.exists(item):
+        raise ValueError(f"{flag} {item!r}: the name before '=' is empty; write NAME=PATH to "
+                         f"name the {what}, or give the path alone ({path!r})")
+    if not sep or not name or os.path.exists(item) or "/" in name or os.sep in name:
+        return None, item
+    return name, path
+
+
+def _read_qrels(values):
+    """``--qrels`` as ``qrels=`` takes it: None, one path (``--qrels PATH``), or label
+    sets ``{name: path}`` (``--qrels NAME=PATH``, repeated). A name given twice, or a
+    path without a name beside named ones, is a ValueError."""
+    if values is None or isinstance(values, str):
+        return values
+    items = [split_named(v, "--qrels", "label set") for v in values]
+    if len(items) == 1 and items[0][0] is None:
+        return items[0][1]
+    sets: dict = {}
+    for (name, path), text in zip(items, values):
+        if name is None:
+            raise ValueError(f"--qrels {text!r} has no name: with several --qrels, each names "
+                             f"its label set, as --qrels human=h.txt --qrels llm=l.txt")
+        if name in sets:
+            raise ValueError(f"--qrels names the label set {name!r} twice ({sets[name]!r} and "
+                             f"{path!r}); give each label set its own NAME=")
+        sets[name] = path
+    return sets
+
+
 def _read_explain(value):
     """``--explain`` alone (``all``) is every column that applies."""
     return True if value == "all" else value
@@ -272,12 +365,19 @@ def _by_preset(name: str) -> str:
         f"default: the preset's value, else \"{value}\"."
 
 OPTIONS: dict[str, Option] = {o.name: o for o in [
-    Option("qrels", None, "str | os.PathLike | pyarrow.Table | None", _as_read,
+    Option("qrels", None, "str | os.PathLike | pyarrow.Table | Mapping[str, Any] | None",
+           _qrels,
            "judgments (TREC qrels file ``qid iter docno rel``, Parquet or a table with "
            "columns ``query``, ``doc``, ``label``). Qrels mode: a run row's label is its "
            "judgment (0 when unjudged), IDCG uses every judged document of the query, run "
-           "queries without judgments are left out (``n_unjudged``).",
-           ("--qrels",), "judgments: TREC qrels file (qid iter docno rel) or Parquet"),
+           "queries without judgments are left out (``n_unjudged``). Several label sets: a "
+           "mapping of names to judgments, e.g. ``{\"human\": \"h.txt\", \"llm\": "
+           "\"llm.parquet\"}``; the run is read and ranked once and each set scored from "
+           "that ranking, with the numbers it gives alone; the result has one report a set "
+           "and per-query rows with a ``labels`` column.",
+           ("--qrels",), "judgments: TREC qrels file (qid iter docno rel) or Parquet; "
+                         "NAME=PATH, repeated, scores several label sets in one pass",
+           metavar="[NAME=]PATH", action="append", from_cli=_read_qrels),
     Option("human_qrels", None, "str | os.PathLike | pyarrow.Table | None", _as_read,
            "human judgments of a sample of the queries, read as ``qrels`` is, when ``qrels`` "
            "holds an LLM's: ``report.ppi`` then gives each measure's prediction-powered mean "

@@ -30,10 +30,11 @@ from .chunks import Chunk, query_chunks
 from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
 from . import options as O
 from .presets import DEFAULT_K, SEMANTIC_OPTIONS, read_grades, resolve
-from .parts import PartWriter, Rows
+from .parts import LABELS, PartWriter, Rows
 from .totals import Totals
 
-__all__ = ["Options", "check_options", "Scorer", "score_partition", "PartitionResult",
+__all__ = ["Options", "check_options", "Scorer", "SetScorer", "score_partition", "score_sets",
+           "PartitionResult",
            "SortCheck", "sorted_before"]
 
 
@@ -115,6 +116,7 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
     (:mod:`fastndcg.presets`), else fastndcg's defaults. ``measure`` names the
     cutoffs (and gain) as trec_eval or ir_measures do, instead of ``k``."""
     o = O.bound(given, where)
+    o["qrels"] = O.check("qrels", o["qrels"])
     qrels, k, measure, preset, gain = o["qrels"], o["k"], o["measure"], o["preset"], o["gain"]
     others: list = []
     default_rel = 1 if o["rel"] is None else O.check("rel", o["rel"])
@@ -184,6 +186,11 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
             raise ValueError(f"weight={weight!r} is also the {roles[weight]} column; name the "
                              f"column of query weights")
         roles[weight] = "weight"
+    if O.label_sets(qrels) is not None and LABELS in (query, weight):
+        raise ValueError(f"with several label sets the per-query results name each row's set "
+                         f"in a column {LABELS!r}, which is also the "
+                         f"{'query' if query == LABELS else 'weight'} column here; rename "
+                         f"that column in the source")
     opts = Options(cutoffs, names, gain_spec, ties, tmode, base, zero_idcg, nan_scores,
                    negative_labels, query, doc, score, label, complete, qrels is not None,
                    sem["score_precision"], preset, weight, explain, tuple(others), default_rel,
@@ -289,6 +296,14 @@ def _gains(labels: np.ndarray, opts: "Options") -> np.ndarray:
 
 
 @dataclass
+class Ranked:
+    """A chunk read once for every label set of an evaluation (:meth:`Scorer.rank`)."""
+    chunk: Chunk               # in the input order ``order=`` names
+    scores: np.ndarray         # in the chunk's row order
+    order: np.ndarray | None   # the rows in the tie rule's order (trec, ranx), or None
+
+
+@dataclass
 class Scored(Rows):
     """Per-query results of a chunk, and what qrels mode learnt about its queries."""
     unjudged: pa.Array | None = None
@@ -304,13 +319,31 @@ class Scorer:
         self._warned = False  # a grade was truncated (and said) in list mode
 
     def score_chunk(self, chunk: Chunk) -> Scored:
+        return self.score_ranked(self.rank(chunk))
+
+    def rank(self, chunk: Chunk) -> "Ranked":
+        """What every label set's scoring of ``chunk`` shares: the rows in the input
+        order ``order=`` names, the scores, and the order of the tie rule when it
+        does not come from a join (ranx's; trec's in list mode)."""
         opts = self.opts
         if opts.order is not None:
             chunk = in_given_order(chunk, opts.order)
         scores = numbers(chunk.table.column(opts.score), C.kernel_scores)
         if opts.score_precision == "float32" and scores.dtype != np.float32:
             scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
-        ideal = info_override = judged_q = order = None
+        order = None
+        if self.qrels is None and opts.ties == "trec":
+            order = trec_order(chunk, opts.doc)
+        if opts.ties == "ranx" and not opts.in_order:
+            order = K.argsort_order(chunk.offsets, scores.astype(np.float64))
+        return Ranked(chunk, scores, order)
+
+    def score_ranked(self, ranked: "Ranked") -> Scored:
+        """The per-query results of a chunk read by :meth:`rank` (by this scorer or
+        by the scorer of another label set of the same evaluation)."""
+        opts = self.opts
+        chunk, scores, order = ranked.chunk, ranked.scores, ranked.order
+        ideal = info_override = judged_q = None
         lay = opts.layout
         flags = grades = None
         if self.qrels is None:
@@ -318,16 +351,17 @@ class Scorer:
                                                        C.kernel_labels))
             if lay.n_bits:
                 flags = M.flags_of(lay, labels)  # the grades as given, before any policy
-            if opts.ties == "trec":
-                order = trec_order(chunk, opts.doc)
         else:
-            labels, order, judged_q, ideal, grades = join(chunk, self.qrels, opts.doc,
-                                                          opts.ties == "trec", lay.n_bits > 0)
+            # trec's order depends on the document ids alone: the first join finds it,
+            # the other label sets' joins reuse it
+            find = opts.ties == "trec" and order is None
+            labels, found, judged_q, ideal, grades = join(chunk, self.qrels, opts.doc, find,
+                                                          lay.n_bits > 0)
+            if find:
+                order = ranked.order = found
             if grades is not None:
                 flags = M.flags_of(lay, grades[0], grades[1])
             info_override = self.qrels.info
-        if opts.ties == "ranx" and not opts.in_order:
-            order = K.argsort_order(chunk.offsets, scores.astype(np.float64))
         if order is not None:
             # rows in docno-descending (trec) or ranx's order within each query: "input
             # order wins" on tied scores is then that rule's tie-break (tmode is STABLE)
@@ -544,29 +578,59 @@ def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: P
     neighbouring partitions. ``on_ids(ids)`` sees the id of every run, in order.
     ``only``: score just the runs with these ids (the fragments of scattered
     queries, exactly as the first pass scored them). ``row0``: the row number of
-    the first row in the whole log (for messages)."""
-    opts = scorer.opts
-    totals = Totals.empty(opts.names, weighted=opts.weight is not None)
+    the first row in the whole log (for messages). :func:`score_sets` scores
+    several label sets in one pass; this is its case of one."""
+    return score_sets(batches, [scorer], [writer], edges=edges, progress=progress,
+                      on_ids=on_ids, only=only, row0=row0)[0]
+
+
+class SetScorer:
+    """Scores each chunk under several label sets: one :class:`Scorer` a set (the
+    same options, each its own qrels), the chunk read and put in order once
+    (:meth:`Scorer.rank`). :meth:`score_chunk` gives one :class:`Scored` a set."""
+
+    def __init__(self, scorers: list[Scorer]) -> None:
+        self.scorers = scorers
+        self.opts = scorers[0].opts
+
+    def score_chunk(self, chunk: Chunk) -> list[Scored]:
+        if len(self.scorers) == 1:  # any scorer (a comparison's too) scores a chunk alone
+            return [self.scorers[0].score_chunk(chunk)]
+        ranked = self.scorers[0].rank(chunk)
+        return [s.score_ranked(ranked) for s in self.scorers]
+
+
+def score_sets(batches: Iterator[pa.RecordBatch], scorers: list[Scorer],
+               writers: list[PartWriter], *, edges: bool = False, progress=None, on_ids=None,
+               only: pa.Array | None = None, row0: int = 0) -> list[PartitionResult]:
+    """:func:`score_partition` under several label sets at once: ``scorers[i]`` (the
+    same options, each with its own qrels) writes to ``writers[i]``. The batches are
+    read, grouped into queries and put in order once; each set is then joined and
+    scored from that, and gives the very results it gives alone. One
+    :class:`PartitionResult` a set (the edges and the order of the ids are the
+    same in each)."""
+    opts = scorers[0].opts
+    several = SetScorer(scorers)
+    totals = [Totals.empty(opts.names, weighted=opts.weight is not None) for _ in scorers]
     check = SortCheck()
-    unjudged: list[pa.Array] = []
-    seen = None if scorer.qrels is None else np.zeros(scorer.qrels.n_queries, bool)
+    unjudged: list[list[pa.Array]] = [[] for _ in scorers]
+    seen = [None if s.qrels is None else np.zeros(s.qrels.n_queries, bool) for s in scorers]
     head = tail = None
     n_rows = 0
     chunks = query_chunks(batches, opts.query, progress, row0=row0)
     pending: Chunk | None = None  # edges mode: the last chunk is the tail, so hold one back
 
     def score(chunk: Chunk) -> None:
-        nonlocal totals
         if only is not None:
             chunk = chunk.select(only)
             if chunk is None:
                 return
-        s = scorer.score_chunk(chunk)
-        totals = totals.merge(writer.add(s))
-        if s.unjudged is not None:
-            unjudged.append(s.unjudged)
-        if s.judged is not None:
-            seen[s.judged] = True
+        for i, s in enumerate(several.score_chunk(chunk)):
+            totals[i] = totals[i].merge(writers[i].add(s))
+            if s.unjudged is not None:
+                unjudged[i].append(s.unjudged)
+            if s.judged is not None:
+                seen[i][s.judged] = True
 
     for chunk in chunks:
         check.update(chunk.ids)
@@ -586,10 +650,10 @@ def score_partition(batches: Iterator[pa.RecordBatch], scorer: Scorer, writer: P
         pending = chunk
     if pending is not None:  # the last chunk of a stream is exactly its last run
         tail = pending.query_rows(0)
-    totals.n_rows = n_rows
-    ids_unjudged = None
-    if unjudged:
-        import pyarrow.compute as pc
-        ids_unjudged = pc.unique(pa.chunked_array(unjudged).combine_chunks())
-    return PartitionResult(totals, check.sorted, check.first, check.last, check.n_runs,
-                           ids_unjudged, seen, head, tail, n_rows)
+    out = []
+    for t, u, s in zip(totals, unjudged, seen):
+        t.n_rows = n_rows
+        ids_unjudged = pc.unique(pa.chunked_array(u).combine_chunks()) if u else None
+        out.append(PartitionResult(t, check.sorted, check.first, check.last, check.n_runs,
+                                   ids_unjudged, s, head, tail, n_rows))
+    return out

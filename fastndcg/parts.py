@@ -23,7 +23,7 @@ from ._arrow import as_numpy, from_numpy, scalar
 from .totals import Totals
 
 __all__ = ["Rows", "Part", "PartWriter", "result_schema", "value_names", "weight_name",
-           "rows_of", "result_batch", "runid_part", "RUNID"]
+           "rows_of", "result_batch", "runid_part", "tagged_part", "RUNID", "LABELS"]
 
 _FLUSH_ROWS = 1 << 16  # per-query rows buffered before a Parquet row group is written
 
@@ -223,24 +223,35 @@ class PartWriter:
                         os.remove(p)
 
 RUNID = "runid"  # the first column of the per-query results of several runs
+LABELS = "labels"  # the column naming the label set (after runid) of several label sets
 
 
 def runid_part(results: Any, runid: str, path: str | None) -> Part:
-    """One run's committed per-query results (a Table, or the path of its Parquet
-    file) as a part with a first column ``runid``: written to ``path`` (Parquet,
-    a batch at a time, so memory stays flat) or, for None, kept in memory."""
+    """One run's committed per-query results with a first column ``runid``: see
+    :func:`tagged_part`."""
+    return tagged_part(results, {RUNID: runid}, path)
+
+
+def tagged_part(results: Any, tags: dict[str, str], path: str | None) -> Part:
+    """One evaluation's committed per-query results (a Table, or the path of its
+    Parquet file) as a part whose first columns are ``tags`` (column -> the value
+    of every row, e.g. ``{"runid": "bm25", "labels": "llm"}``), in that order:
+    written to ``path`` (Parquet, a batch at a time, so memory stays flat) or, for
+    None, kept in memory."""
     if isinstance(results, pa.Table):
         schema, batches, f = results.schema, iter(results.to_batches()), None
     else:
         import pyarrow.parquet as pq
         f = pq.ParquetFile(results)
         schema, batches = f.schema_arrow, f.iter_batches()
-    out = schema.insert(0, pa.field(RUNID, pa.string()))
-    name = scalar(runid, pa.string())
+    out = schema
+    for i, column in enumerate(tags):
+        out = out.insert(i, pa.field(column, pa.string()))
+    names = [scalar(value, pa.string()) for value in tags.values()]
 
     def tagged(b: pa.RecordBatch) -> pa.RecordBatch:
-        return pa.RecordBatch.from_arrays([pa.repeat(name, b.num_rows), *b.columns],
-                                          schema=out)
+        return pa.RecordBatch.from_arrays([*(pa.repeat(n, b.num_rows) for n in names),
+                                           *b.columns], schema=out)
     try:
         if path is None:
             kept = [tagged(b) for b in batches]
@@ -255,4 +266,3 @@ def runid_part(results: Any, runid: str, path: str | None) -> Part:
     finally:
         if f is not None:
             f.close()
-

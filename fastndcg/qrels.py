@@ -257,25 +257,26 @@ def _group(table: pa.Table, query: str) -> Chunk:
 
 
 def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
-               negative_labels: str, preset: str | None = None) -> Qrels:
+               negative_labels: str, preset: str | None = None, name: str = "qrels") -> Qrels:
     """Read and check the judgments (TREC qrels file, Parquet, or a table); a grade
     that is not a whole number is read as ``preset``'s tool reads it
-    (:func:`fastndcg.presets.read_grades`)."""
+    (:func:`fastndcg.presets.read_grades`); ``name``: what messages call them (the
+    argument, or one label set of it)."""
     roles = {query: "query", doc: "doc", label: "label"}
     try:
         src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
-            p, query=query, doc=doc, label=label, preset=preset), name="qrels")
+            p, query=query, doc=doc, label=label, preset=preset), name=name)
     except TypeError as err:
         if "as a search log" not in str(err):
             raise
         what = io.kind_of(qrels)
         got = "" if what.startswith("an iterator") else f"; got {V.shown(qrels)}"
-        raise TypeError(f"qrels: cannot read {what} as judgments; pass a TREC qrels file (qid "
+        raise TypeError(f"{name}: cannot read {what} as judgments; pass a TREC qrels file (qid "
                         f"iter docno rel), a Parquet file, or a table with columns {query!r}, "
                         f"{doc!r}, {label!r}{got}") from None
     # messages name the qrels: a file by its name, an object by the argument (qrels=)
     memory = src.argument is not None
-    where = "qrels: " if memory else f"in the qrels {src.describe}: "
+    where = f"{name}: " if memory else f"in the qrels {src.describe}: "
     src.describe = src.named if memory else f"qrels {src.describe}"
     batches = list(src.batches())
     try:
@@ -296,11 +297,11 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
         docs = _doc_column(chunk, doc)
     except ValueError as err:
         text = str(err)
-        raise ValueError(text if text.startswith(("the ", "qrels")) else where + text) from None
+        raise ValueError(text if text.startswith(("the ", "qrels", name)) else where + text) from None
     _, _, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()))
     if dup is not None:
         q, row, n_bad = dup
-        raise ValueError(f"{'qrels: the qrels' if memory else 'the ' + src.describe} judge "
+        raise ValueError(f"{name + ': the qrels' if memory else 'the ' + src.describe} judge "
                          f"document {as_strings(docs)[row].as_py()!r} of query "
                          f"{chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries have such "
                          f"duplicates); keep one judgment per (query, document)")

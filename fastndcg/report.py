@@ -1,4 +1,5 @@
-"""Results of an evaluation: the :class:`Report` of one, the :class:`Runs` of several.
+"""Results of an evaluation: the :class:`Report` of one, the :class:`Runs` of several
+runs, the :class:`LabelSets` of one run under several label sets.
 
 A :class:`Report` is made of the evaluation's :class:`~fastndcg.totals.Totals`
 (means and counts) and its per-query results (a table in memory, or the path
@@ -17,12 +18,12 @@ import pyarrow as pa
 
 from . import _validate as V
 from .output import FILE_EXTS, Output, OutputIsInput, read_per_query
-from .parts import Part, PartWriter, Rows, runid_part
+from .parts import LABELS, RUNID, Part, PartWriter, Rows, runid_part
 from .tables import render
 from .totals import Totals
 
 __all__ = ["Totals", "Report", "Output", "OutputIsInput", "PartWriter", "Part", "Rows",
-           "Runs", "runid_part"]
+           "Runs", "LabelSets", "runid_part"]
 
 
 class Report:
@@ -146,16 +147,97 @@ class Report:
         return f"<Report {self.n_queries:,} queries, {self.n_rows:,} rows: {means}>"
 
 
+def _counts_header(first: Report) -> list[str]:
+    """The columns of a table row of a Report: its means, then its counts."""
+    header = [*first.mean, "queries", "rows", "zero-IDCG"]
+    return header + (["unjudged", "missing"] if first.qrels_mode else [])
+
+
+def _counts_row(r: Report) -> list[str]:
+    row = [*(f"{v:.4f}" for v in r.mean.values()), f"{r.n_queries:,}", f"{r.n_rows:,}",
+           f"{r.n_zero_idcg:,}"]
+    return row + ([f"{r.n_unjudged:,}", f"{r.n_missing:,}"] if r.qrels_mode else [])
+
+
+def _legend(first: Report) -> str:
+    return (f"unjudged: run queries without judgments (left out); missing: judged queries "
+            f"not in the run ({'scored 0' if first.complete else 'left out'})")
+
+
+class LabelSets:
+    """What :func:`fastndcg.evaluate` found with several label sets
+    (``qrels={name: qrels, ...}``): the run read and ranked once, each set scored
+    from that ranking.
+
+    Attributes
+    ----------
+    reports : label set name -> the :class:`Report` of the run under that set, in
+        the order the sets were given: the very numbers ``evaluate`` gives with
+        that set alone. ``label_sets["llm"]`` is ``label_sets.reports["llm"]``.
+    per_query : every set's per-query results, set after set, with a first column
+        ``labels`` (the set's name): a pyarrow Table (``per_query=None``), the path
+        written, or None (``per_query=False``).
+    seconds : wall time of the whole evaluation.
+    source : what was evaluated, in words.
+
+    >>> import pyarrow as pa, fastndcg
+    >>> run = pa.table({"query_id": [1, 1, 2, 2], "doc_id": [10, 11, 20, 21],
+    ...                 "score": [0.9, 0.4, 0.8, 0.7]})
+    >>> human = pa.table({"query_id": [1, 2], "doc_id": [11, 20], "label": [1, 2]})
+    >>> llm = pa.table({"query_id": [1, 2], "doc_id": [10, 20], "label": [1, 1]})
+    >>> sets = fastndcg.evaluate(run, qrels={"human": human, "llm": llm}, k=[1])
+    >>> {name: r.mean["ndcg@1"] for name, r in sets.reports.items()}
+    {'human': 0.5, 'llm': 1.0}
+    >>> sets.per_query.column_names
+    ['labels', 'query_id', 'n_docs', 'ndcg@1']
+    """
+
+    def __init__(self, reports: dict, per_query: Any, seconds: float, source: str = "") -> None:
+        self.reports, self.per_query, self.seconds, self.source = (reports, per_query, seconds,
+                                                                   source)
+
+    def __getitem__(self, name: str) -> Report:
+        return self.reports[name]
+
+    @property
+    def n_rows(self) -> int:
+        """Rows read from the run (once, for every set)."""
+        return next(iter(self.reports.values())).n_rows
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One dict a label set: ``labels``, then :meth:`Report.to_dict` (what
+        ``--format json`` prints, a line each)."""
+        return [{LABELS: name, **r.to_dict()} for name, r in self.reports.items()]
+
+    def format_table(self) -> str:
+        """An aligned text table: one row per label set, ``labels`` first, its means
+        and counts."""
+        first = next(iter(self.reports.values()))
+        header = [LABELS, *_counts_header(first)]
+        rows = [[name, *_counts_row(r)] for name, r in self.reports.items()]
+        lines = [render(header, rows, "l" + "r" * (len(header) - 1))]
+        if first.qrels_mode:
+            lines.append(_legend(first))
+        lines.append(f"{len(self.reports)} label sets, {self.n_rows:,} rows read and ranked "
+                     f"once in {self.seconds:.3f} s")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<LabelSets {len(self.reports)}: {', '.join(self.reports)}>"
+
+
 class Runs:
     """What ``evaluate_runs`` (``from fastndcg.evaluate import evaluate_runs``) found.
 
     Attributes
     ----------
-    reports : runid -> :class:`Report` of that run, in the order the runs were given.
+    reports : runid -> :class:`Report` of that run, in the order the runs were given
+        (with several label sets, ``qrels={name: qrels}``, the :class:`LabelSets`
+        of that run).
     sources : runid -> the run as given (a path, or the source of a pair).
     per_query : every run's per-query results, run after run, with a first column
-        ``runid``: a pyarrow Table (``per_query=None``), the path written, or None
-        (``per_query=False``).
+        ``runid`` (then ``labels`` with several label sets): a pyarrow Table
+        (``per_query=None``), the path written, or None (``per_query=False``).
     seconds : wall time of the whole evaluation (the qrels, read once, included).
     """
 
@@ -163,34 +245,41 @@ class Runs:
         self.reports, self.sources = reports, sources
         self.per_query, self.seconds = per_query, seconds
 
+    def _entries(self):
+        """(runid, label set name or None, Report) a row of the tables."""
+        for runid, r in self.reports.items():
+            if isinstance(r, LabelSets):
+                for name, report in r.reports.items():
+                    yield runid, name, report
+            else:
+                yield runid, None, r
+
     def to_dicts(self) -> list[dict[str, Any]]:
-        """One dict a run: ``runid``, ``source`` (a path; None for other sources),
-        then :meth:`Report.to_dict` (what ``--format json`` prints, a line each)."""
-        return [{"runid": runid,
-                 "source": self.sources[runid] if isinstance(self.sources[runid], str) else None,
-                 **r.to_dict()} for runid, r in self.reports.items()]
+        """One dict a run (a run and label set with several sets): ``runid``
+        (``labels``), ``source`` (a path; None for other sources), then
+        :meth:`Report.to_dict` (what ``--format json`` prints, a line each)."""
+        out = []
+        for runid, name, r in self._entries():
+            source = self.sources[runid]
+            out.append({RUNID: runid, **({} if name is None else {LABELS: name}),
+                        "source": source if isinstance(source, str) else None, **r.to_dict()})
+        return out
 
     def format_table(self) -> str:
-        """An aligned text table: one row per run, ``runid`` first, its means and
-        counts, ``source`` last."""
-        first = next(iter(self.reports.values()))
-        header = ["runid", *first.mean, "queries", "rows", "zero-IDCG"]
-        if first.qrels_mode:
-            header += ["unjudged", "missing"]
-        header += ["time", "source"]
+        """An aligned text table: one row per run (run and label set), ``runid``
+        first, its means and counts, ``source`` last."""
+        entries = list(self._entries())
+        first = entries[0][2]
+        keys = [RUNID] + ([LABELS] if entries[0][1] is not None else [])
+        header = [*keys, *_counts_header(first), "time", "source"]
         rows = []
-        for d in self.to_dicts():
-            r = self.reports[d["runid"]]
-            row = [d["runid"], *(f"{v:.4f}" for v in r.mean.values()), f"{r.n_queries:,}",
-                   f"{r.n_rows:,}", f"{r.n_zero_idcg:,}"]
-            if r.qrels_mode:
-                row += [f"{r.n_unjudged:,}", f"{r.n_missing:,}"]
-            rows.append(row + [f"{r.seconds:.3f} s", d["source"] or "-"])
-        lines = [render(header, rows, "l" + "r" * (len(header) - 2) + "l")]
+        for d, (_, _, r) in zip(self.to_dicts(), entries):
+            rows.append([*(d[k] for k in keys), *_counts_row(r), f"{r.seconds:.3f} s",
+                         d["source"] or "-"])
+        lines = [render(header, rows, "l" * len(keys) + "r" * (len(header) - len(keys) - 1)
+                        + "l")]
         if first.qrels_mode:
-            lines.append(f"unjudged: run queries without judgments (left out); missing: "
-                         f"judged queries not in the run "
-                         f"({'scored 0' if first.complete else 'left out'})")
+            lines.append(_legend(first))
         n_rows = sum(r.n_rows for r in self.reports.values())
         lines.append(f"{len(self.reports)} runs, {n_rows:,} rows in {self.seconds:.3f} s")
         return "\n".join(lines)

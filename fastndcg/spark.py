@@ -73,7 +73,7 @@ import pyarrow as pa
 
 from . import _validate as V
 from . import io
-from .evaluate import check_nonempty, finish, id_type
+from .evaluate import check_nonempty, finish, id_type, one_source
 from .ppi import refuse_human
 from .partition import (Options, Scorer, check_options, explain_columns,
                         score_partition)
@@ -426,6 +426,7 @@ def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
     refuse_human(options, "fastndcg.spark.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels = options.get("qrels")
+    one_source(qrels, "fastndcg.spark.evaluate")
     roles = _with_order(order, roles)
     if order is not None:  # each query's rows are sorted by it on the executors
         opts = dataclasses.replace(opts, order=order)

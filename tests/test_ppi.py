@@ -279,6 +279,14 @@ def test_human_sample_of_one_query(judged):
         fastndcg.evaluate(RUN, qrels=llm, human_qrels=str(one), k=10)
 
 
+def test_human_qrels_beside_label_sets_refused(judged):
+    """The LLM's judgments are one source: label sets beside human_qrels= are refused
+    before anything is read."""
+    llm, human, _ = judged
+    with pytest.raises(ValueError, match="not with label sets"):
+        fastndcg.evaluate(RUN, qrels={"llm": llm, "other": llm}, human_qrels=human, k=10)
+
+
 def test_every_query_human_judged(judged):
     llm, _, _ = judged
     with pytest.raises(ValueError, match="every query has human judgments"):

@@ -23,7 +23,11 @@ def run_evaluate(args) -> int:
     from ..evaluate import RunidClash, check_options, evaluate, evaluate_runs
     from ..report import OutputIsInput
 
-    options = O.from_args(args)
+    try:
+        options = O.from_args(args)
+    except ValueError as err:  # --qrels NAME=PATH given twice, ...
+        raise UsageError(str(err)) from None
+    args.qrels = options["qrels"]
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         if args.k is not DEFAULT_K and args.measure:
             raise ValueError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
@@ -36,6 +40,9 @@ def run_evaluate(args) -> int:
     if args.per_query and args.no_per_query:
         raise UsageError("--per-query and --no-per-query contradict each other; give one")
     place = engine(args)
+    if place and isinstance(args.qrels, dict):
+        raise UsageError("several label sets (--qrels NAME=PATH) are scored on this machine; "
+                         "drop --spark/--workers/--scheduler, or give one --qrels")
     if place == "spark":
         return _evaluate_on_spark(args, options)
     distributed = place == "dask"
@@ -63,17 +70,19 @@ def run_evaluate(args) -> int:
         raise UsageError(_clash_message(err)) from None
     except OutputIsInput as err:
         raise UsageError(str(err)) from None  # main() writes per_query as --per-query
+    qrels = _shown_qrels(args.qrels)
     if len(runs) > 1:
-        if args.format == "json":  # one object a run, a line each
+        if args.format == "json":  # one object a run (run and label set), a line each
             for item in result.to_dicts():
                 print(_json(item))
         else:
-            print(f"{len(runs)} runs  (qrels {args.qrels})")
+            print(f"{len(runs)} runs  (qrels {qrels})")
             print(result.format_table())
     elif args.format == "json":
-        print(_json(report.to_dict()))
+        for item in report.to_dicts() if isinstance(args.qrels, dict) else [report.to_dict()]:
+            print(_json(item))
     else:
-        print(f"{runs[0][1]}" + (f"  (qrels {args.qrels})" if args.qrels else ""))
+        print(f"{runs[0][1]}" + (f"  (qrels {qrels})" if args.qrels else ""))
         print(report.format_table())
     if args.per_query and args.format != "json":
         print(f"per-query results: {args.per_query}")
@@ -91,16 +100,12 @@ def _is_glob(path: str) -> bool:
 
 
 def _named(item: str) -> tuple[str | None, str]:
-    """(name, path) of NAME=PATH; (None, item) for a plain path (one that exists, or
-    whose part before '=' could not be a name). ``=PATH`` (an empty name) is a usage
-    error, unless a file of that name exists."""
-    name, sep, path = item.partition("=")
-    if sep and not name and path and not os.path.exists(item):
-        raise UsageError(f"run {item!r}: the name before '=' is empty; write NAME=PATH to name "
-                         f"the run, or give the path alone ({path!r})")
-    if not sep or not name or os.path.exists(item) or "/" in name or os.sep in name:
-        return None, item
-    return name, path
+    """(name, path) of a run given as NAME=PATH, or (None, path): see
+    :func:`fastndcg.options.split_named`; an empty name is a usage error."""
+    try:
+        return O.split_named(item)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def _inputs(args) -> list[tuple[str | None, str]]:
@@ -134,11 +139,20 @@ def _inputs(args) -> list[tuple[str | None, str]]:
         raise UsageError(f"without --qrels, evaluate reads one log (a Parquet file, a directory, "
                          f"or a quoted glob of its files), got {len(out)} inputs; give --qrels "
                          f"to evaluate them as runs, or quote the glob to read them as one log")
-    q = args.qrels
-    if q is not None and "://" not in q and not os.path.exists(q) and not (
-            _is_glob(q) and glob.glob(q, recursive=True)):
-        raise UsageError(f"--qrels {q!r} does not exist; check the path")
+    sets = args.qrels if isinstance(args.qrels, dict) else {None: args.qrels}
+    for name, q in sets.items():
+        if q is not None and "://" not in q and not os.path.exists(q) and not (
+                _is_glob(q) and glob.glob(q, recursive=True)):
+            shown = q if name is None else f"{name}={q}"
+            raise UsageError(f"--qrels {shown!r} does not exist; check the path")
     return out
+
+
+def _shown_qrels(qrels) -> str | None:
+    """--qrels as the output's header line names it: the path, or NAME=PATH, ..."""
+    if isinstance(qrels, dict):
+        return ", ".join(f"{name}={path}" for name, path in qrels.items())
+    return qrels
 
 
 def _clash_message(err) -> str:

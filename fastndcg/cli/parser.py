@@ -91,10 +91,15 @@ def build_parser() -> Parser:
                                     "names a run). --format json prints one object a run, a "
                                     "line each; --per-query writes every run's queries to one "
                                     "file or directory, runid first. One input prints one row (or "
-                                    "one JSON object), without runid.",
+                                    "one JSON object), without runid. --qrels NAME=PATH, "
+                                    "repeated, scores several label sets from one reading and "
+                                    "ranking of each run: a row (a JSON object) per label set, "
+                                    "named in a column labels.",
                         epilog="examples: fastndcg evaluate 'runs/*.run' --qrels qrels.txt "
                                "--preset trec_eval -m ndcg_cut.10 -m map   |   fastndcg "
-                               "evaluate bm25=a.run rm3=b.run --qrels qrels.txt --format json")
+                               "evaluate bm25=a.run rm3=b.run --qrels qrels.txt --format json   |   "
+                               "fastndcg evaluate run.txt --qrels human=h.txt --qrels llm=l.txt "
+                               "-m ndcg_cut.10")
     ev.add_argument("source", nargs="+",
                     help="Parquet file, directory or glob (one log); with --qrels one or more "
                          "runs (TREC or Parquet): each file a glob matches is a run (globs are "
@@ -139,7 +144,8 @@ def build_parser() -> Parser:
                     help="score columns of the log, comma-separated (at least two)")
     options = OptionArguments(
         cm, [n for n, o in O.OPTIONS.items() if o.compared is True],
-        qrels={"help": "judgments: compare the runs given against them"},
+        qrels={"help": "judgments: compare the runs given against them", "action": "store",
+               "metavar": "QRELS"},
         k={"default": COMPARE_K, "help": "cutoff(s), comma-separated (default 10); each is tested"})
     options.add("qrels")
     cm.add_argument("--baseline", help="the system the others are tested against "
