@@ -37,6 +37,7 @@ from .chunks import Chunk
 from .compare.stats import ttest_paired
 from .evaluate import check_options, evaluate_runs
 from .options import takes_options
+from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .tables import render
 
@@ -491,7 +492,8 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
                          f"given twice; give two different label sets")
     opts, _ = check_options(where="fastndcg.agreement", **{**options, "qrels": a})
     if runs is None:
-        asked = [k for k in ("measure", "k") if k in options]
+        asked = [k for k in ("measure", "k")
+                 if options.get(k, DEFAULT_K) not in (None, DEFAULT_K)]
         if asked:
             raise ValueError(f"{asked[0]}= scores runs, and none were given: pass runs=[...] "
                              f"(two or more) to compare the systems' orders, or drop "
