@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from . import _core as C
 from . import _kernels as K
 from . import _validate as V
+from . import io
 from ._arrow import as_numpy
 from .chunks import Chunk
 from .compare.stats import ttest_paired
@@ -123,6 +124,7 @@ class Agreement:
     n_queries_a: int
     n_queries_b: int
     systems: list = field(default_factory=list)
+    inputs: tuple = ()  # the files read: write() never writes over them
 
     def to_dict(self) -> dict[str, Any]:
         """Everything but the per-query table as plain Python (NaN as None): what
@@ -161,8 +163,9 @@ class Agreement:
         return "\n".join(lines)
 
     def write(self, path: str | os.PathLike) -> None:
-        """Write ``per_query`` to ``.parquet`` or ``.csv`` (by the extension)."""
-        path = V.output_path(path, "path", exts=(".parquet", ".pq", ".csv"))
+        """Write ``per_query`` to ``.parquet`` or ``.csv`` (by the extension), never
+        over a file it was computed from."""
+        path = V.output_path(path, "path", self.inputs, exts=(".parquet", ".pq", ".csv"))
         if os.path.splitext(path)[1].lower() == ".csv":
             import pyarrow.csv as csv
             csv.write_csv(self.per_query, path)
@@ -264,7 +267,7 @@ def _codes(ga: np.ndarray, gb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
                                               and np.array_equal(gb, np.floor(gb)))):
         lo = min(ga.min(), gb.min())
         hi = max(ga.max(), gb.max())
-        if hi - lo < _SMALL_RANGE:
+        if float(hi) - float(lo) < _SMALL_RANGE:
             values = np.arange(int(lo), int(hi) + 1, dtype=np.float64)
             return (np.subtract(ga, lo, dtype=np.int64, casting="unsafe"),
                     np.subtract(gb, lo, dtype=np.int64, casting="unsafe"), values)
@@ -273,11 +276,39 @@ def _codes(ga: np.ndarray, gb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
             np.searchsorted(values, gb).astype(np.int64), values)
 
 
-def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.ndarray
-                ) -> np.ndarray:
+_ONCE = np.zeros(0, np.int64)  # no weights: each pair counts once
+_DENSE_CELLS = 1 << 22  # codes of up to this many (first, second) cells are counted densely
+MAX_GRADES = 4096  # distinct grades of the shared documents (the confusion matrix's side)
+
+
+def _confusion(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple) -> tuple:
+    """(grades, confusion matrix, (first, second) codes of its nonzero cells, their
+    counts): the matrix over the distinct grades the pairs use."""
+    size = len(values)
+    keys = ca * size + cb
+    if size * size <= _DENSE_CELLS:
+        counts = np.bincount(keys, minlength=size * size)
+        cells = np.flatnonzero(counts)
+        cell_counts = counts[cells]
+    else:
+        cells, cell_counts = np.unique(keys, return_counts=True)
+    first, second = cells // size, cells % size
+    used = np.unique(np.concatenate([first, second]))
+    if len(used) > MAX_GRADES:
+        raise ValueError(
+            f"the documents {names[0]!r} and {names[1]!r} both judge have {len(used):,} "
+            f"distinct grades, more than {MAX_GRADES:,}: their confusion matrix would hold "
+            f"{len(used) ** 2:,} cells; round the grades (to 2 decimals, say) first")
+    confusion = np.zeros((len(used), len(used)), np.int64)
+    confusion[np.searchsorted(used, first), np.searchsorted(used, second)] = cell_counts
+    return values[used], confusion, (first, second), cell_counts
+
+
+def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.ndarray,
+                weights: np.ndarray = _ONCE) -> np.ndarray:
     out = np.empty((len(offsets) - 1, K.N_STATS), np.float64)
     with C.KERNEL_LOCK:
-        K.agreement_groups(offsets, ca, cb, values, out)
+        K.agreement_groups(offsets, ca, cb, weights, values, out)
     return out
 
 
@@ -285,8 +316,8 @@ def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) ->
     """The label part of :func:`agreement` on two loaded label sets."""
     chunk = Chunk(qa.ids, qa.offsets, pa.table({doc: qa.docs}))
     match, _, judged_q = qb.match(chunk, doc)
-    hit = match >= 0
-    n_both = int(np.count_nonzero(hit))
+    ia = np.flatnonzero(match >= 0)  # the pairs, grouped by the first set's queries
+    n_both = len(ia)
     if n_both == 0:
         raise ValueError(
             f"label sets {names[0]!r} and {names[1]!r} share no judged document: none of "
@@ -294,28 +325,21 @@ def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) ->
             f"is of a (query, document) pair {names[1]!r} judges ({len(qb.labels):,} "
             f"judgments, {qb.n_queries:,} queries), so there is nothing to agree on; do "
             f"their query and document ids match (same spelling, same columns)?")
-    ia = np.flatnonzero(hit)
-    ga, gb = qa.labels[ia], qb.labels[match[ia]]
-    ca, cb, values = _codes(ga, gb)
-    # pairs per query of the first set (the pairs come grouped by its queries)
-    cum = np.zeros(len(hit) + 1, np.int64)
-    np.cumsum(hit, out=cum[1:])
-    both_q = cum[qa.offsets[1:]] - cum[qa.offsets[:-1]]
+    ca, cb, values = _codes(qa.labels[ia], qb.labels[match[ia]])
+    bounds = np.searchsorted(ia, qa.offsets)  # each query's first pair
+    both_q = np.diff(bounds)
     shared = both_q > 0
-    offsets = np.zeros(int(shared.sum()) + 1, np.int64)
-    np.cumsum(both_q[shared], out=offsets[1:])
-    per = _statistics(offsets, ca, cb, values)
-    overall = _statistics(np.array([0, n_both], np.int64), ca, cb, values)[0]
-    size = len(values)
-    counts = np.bincount(ca * size + cb, minlength=size * size).reshape(size, size)
-    used = (counts.sum(axis=0) + counts.sum(axis=1)) > 0
+    grades, confusion, cells, cell_counts = _confusion(ca, cb, values, names)
+    per = _statistics(np.append(bounds[:-1][shared], n_both), ca, cb, values)
+    overall = _statistics(np.array([0, len(cell_counts)], np.int64), cells[0], cells[1],
+                          values, cell_counts)[0]
     only_a = (np.diff(qa.offsets) - both_q)[shared]
     jq = judged_q[shared]
     only_b = np.where(jq >= 0, qb.offsets[jq + 1] - qb.offsets[np.maximum(jq, 0)], 0) - both_q[shared]
     table = {query: qa.ids.filter(pa.array(shared)), "n_both": both_q[shared],
              "n_only_a": only_a, "n_only_b": only_b}
     table.update({s: per[:, i] for i, s in enumerate(STATISTICS)})
-    return Agreement(names=names, values=values[used], confusion=counts[used][:, used],
+    return Agreement(names=names, values=grades, confusion=confusion,
                      overall={s: float(overall[i]) for i, s in enumerate(STATISTICS)},
                      per_query=pa.table(table), n_both=n_both,
                      n_only_a=len(qa.labels) - n_both, n_only_b=len(qb.labels) - n_both,
@@ -506,6 +530,7 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
     qa = _load(a, label_names[0], opts.query, opts.doc, opts.label)
     qb = _load(b, label_names[1], opts.query, opts.doc, opts.label)
     result = label_agreement(qa, qb, label_names, opts.query, opts.doc)
+    result.inputs = tuple(io.input_paths(a) + io.input_paths(b))
     if runs is not None:
         # Each set evaluates the runs in its own call (reading and ranking them again);
         # a mapping of label sets given as qrels= would score both from one ranking.

@@ -163,6 +163,12 @@ def test_label_sets_from_trec_files_equal_the_same_tables(tmp_path):
     assert from_files.names == ("a.txt", "b.txt")
     assert from_files.overall == from_tables.overall
     assert from_files.per_query.equals(from_tables.per_query)
+    import pyarrow.parquet as pq
+    pq.write_table(table([f"q{x}" for x in q], [f"d{y}" for y in d], ga), tmp_path / "a.parquet")
+    from_parquet = fastndcg.agreement(tmp_path / "a.parquet", tmp_path / "b.txt")
+    assert from_parquet.overall == from_files.overall
+    with pytest.raises(ValueError, match="which this command reads"):
+        from_parquet.write(tmp_path / "a.parquet")  # never over a label set
 
 
 def test_output_text_json_and_per_query(tmp_path):
@@ -292,6 +298,14 @@ def test_a_set_given_twice_is_refused(tmp_path):
     path.write_text("q1 0 d1 1\nq1 0 d2 0\n")
     with pytest.raises(ValueError, match="given twice"):
         fastndcg.agreement(path, str(path))
+
+
+def test_grades_of_too_many_distinct_values_are_refused():
+    from fastndcg.agreement import MAX_GRADES
+    n = MAX_GRADES + 1
+    a = table(["q1"] * n, np.arange(n), np.arange(n) / n)
+    with pytest.raises(ValueError, match=f"{n:,} distinct grades.*round the grades"):
+        fastndcg.agreement(a, table(["q1"] * n, np.arange(n), np.zeros(n)))
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf])

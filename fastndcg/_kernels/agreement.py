@@ -1,6 +1,6 @@
 """Agreement of two label sets: one counting pass per group of paired grades.
 
-A group (a query, or every pair at once) is a run of pairs ``(ca[i], cb[i])``: the
+A group (a query, or the cells of the whole confusion matrix) is a run of pairs ``(ca[i], cb[i])``: the
 codes of the two grades a document got, codes being positions in the sorted
 distinct grades ``values``. Per group the kernel counts each code's uses by
 either set, ranks the codes the group uses (the labels scikit-learn's
@@ -32,20 +32,23 @@ N_STATS = 6
 
 
 @kernel(inner=True)
-def _group(ca, cb, s, e, values, ra, rb, touched, rank, mid, out):
-    m = e - s
+def _group(ca, cb, weights, s, e, values, ra, rb, touched, rank, mid, out):
+    weighted = len(weights) > 0
+    m = 0
     n_touched = 0
     for i in range(s, e):  # count each code's uses; note the codes used, once each
+        w = weights[i] if weighted else 1
+        m += w
         a = ca[i]
         if ra[a] == 0 and rb[a] == 0:
             touched[n_touched] = a
             n_touched += 1
-        ra[a] += 1
+        ra[a] += w
         b = cb[i]
         if ra[b] == 0 and rb[b] == 0:
             touched[n_touched] = b
             n_touched += 1
-        rb[b] += 1
+        rb[b] += w
     used = touched[:n_touched]
     used.sort()
     # ranks, pooled counts, mid-ranks, and the marginal sums over the codes used
@@ -114,14 +117,15 @@ def _group(ca, cb, s, e, values, ra, rb, touched, rank, mid, out):
         a = ca[i]
         b = cb[i]
         if a != b:
-            differ += 1
+            w = weights[i] if weighted else 1
+            differ += w
             d = rank[a] - rank[b]
-            lin += abs(d)
-            quad += d * d
+            lin += w * abs(d)
+            quad += w * d * d
             dv = values[a] - values[b]
-            val_d += dv * dv
+            val_d += w * dv * dv
             dm = mid[a] - mid[b]
-            mid_d += dm * dm
+            mid_d += w * dm * dm
     for j in range(n_touched):  # leave the counts zero for the next group
         ra[used[j]] = 0
         rb[used[j]] = 0
@@ -140,9 +144,11 @@ def _group(ca, cb, s, e, values, ra, rb, touched, rank, mid, out):
 
 
 @kernel
-def agreement_groups(offsets, ca, cb, values, out):
+def agreement_groups(offsets, ca, cb, weights, values, out):
     """Kappa (unweighted, linear, quadratic) and alpha (nominal, ordinal, interval)
-    of each group g of pairs ``offsets[g]:offsets[g + 1]`` into ``out[g]``."""
+    of each group g of pairs ``offsets[g]:offsets[g + 1]`` into ``out[g]``; pair i
+    counts ``weights[i]`` times (once each when ``weights`` is empty: the cells of
+    a confusion matrix are pairs weighted by their counts)."""
     n_codes = len(values)
     ra = np.zeros(n_codes, np.int64)
     rb = np.zeros(n_codes, np.int64)
@@ -150,4 +156,5 @@ def agreement_groups(offsets, ca, cb, values, out):
     rank = np.zeros(n_codes, np.int64)
     mid = np.zeros(n_codes, np.float64)
     for g in range(len(offsets) - 1):
-        _group(ca, cb, offsets[g], offsets[g + 1], values, ra, rb, touched, rank, mid, out[g])
+        _group(ca, cb, weights, offsets[g], offsets[g + 1], values, ra, rb, touched, rank, mid,
+               out[g])
