@@ -12,6 +12,10 @@ the documents both judged, already lined up as two NumPy arrays (the join is not
 theirs to pay). Before timing, fastndcg's kappa and interval alpha are asserted
 equal to theirs. Target: fastndcg >= 10x faster, medians.
 
+``fastndcg.agreement.grade_agreement`` on the same two lined-up arrays (the six
+statistics overall, no reading or join) is timed beside them too: the
+statistics alone, array for array.
+
 Quick sizes (the default, as the suite runs with ``--benchmark-disable``): 200,000
 judgments. Full: ``FASTNDCG_BENCH_FULL=1 pytest benchmarks/test_bench_agreement.py
 --benchmark-enable``. Every function is called once before it is timed (Numba
@@ -72,6 +76,16 @@ def test_agreement(benchmark, sets):
     benchmark.pedantic(fastndcg.agreement, args=(a, b), rounds=5, iterations=1)
     _data.describe(benchmark, "fastndcg.agreement (kappa x3, alpha x3, overall and per query)",
                    "fastndcg", "agreement", judgments=a.num_rows, both=len(ga))
+
+
+@pytest.mark.benchmark(group="agreement")
+def test_grade_agreement_on_the_same_arrays(benchmark, sets):
+    from fastndcg.agreement import grade_agreement
+    a, b, ga, gb = sets
+    assert grade_agreement(ga, gb) == fastndcg.agreement(a, b).overall
+    benchmark.pedantic(grade_agreement, args=(ga, gb), rounds=5, iterations=1)
+    _data.describe(benchmark, "fastndcg.agreement.grade_agreement (the same arrays)",
+                   "fastndcg", "arrays", both=len(ga))
 
 
 @pytest.mark.benchmark(group="agreement")

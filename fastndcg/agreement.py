@@ -42,8 +42,8 @@ from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .tables import render
 
-__all__ = ["agreement", "Agreement", "SystemAgreement", "STATISTICS", "kendall_tau_b",
-           "tau_ap", "spearman_rho"]
+__all__ = ["agreement", "Agreement", "SystemAgreement", "Flip", "STATISTICS",
+           "grade_agreement", "kendall_tau_b", "tau_ap", "spearman_rho"]
 
 # the label statistics, in the order of the kernel's output columns
 STATISTICS = ("kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal",
@@ -329,10 +329,8 @@ def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) ->
     bounds = np.searchsorted(ia, qa.offsets)  # each query's first pair
     both_q = np.diff(bounds)
     shared = both_q > 0
-    grades, confusion, cells, cell_counts = _confusion(ca, cb, values, names)
+    grades, confusion, overall = _overall(ca, cb, values, names)
     per = _statistics(np.append(bounds[:-1][shared], n_both), ca, cb, values)
-    overall = _statistics(np.array([0, len(cell_counts)], np.int64), cells[0], cells[1],
-                          values, cell_counts)[0]
     only_a = (np.diff(qa.offsets) - both_q)[shared]
     jq = judged_q[shared]
     only_b = np.where(jq >= 0, qb.offsets[jq + 1] - qb.offsets[np.maximum(jq, 0)], 0) - both_q[shared]
@@ -340,11 +338,40 @@ def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) ->
              "n_only_a": only_a, "n_only_b": only_b}
     table.update({s: per[:, i] for i, s in enumerate(STATISTICS)})
     return Agreement(names=names, values=grades, confusion=confusion,
-                     overall={s: float(overall[i]) for i, s in enumerate(STATISTICS)},
+                     overall=overall,
                      per_query=pa.table(table), n_both=n_both,
                      n_only_a=len(qa.labels) - n_both, n_only_b=len(qb.labels) - n_both,
                      n_queries=int(shared.sum()), n_queries_a=qa.n_queries,
                      n_queries_b=qb.n_queries)
+
+
+def _overall(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple) -> tuple:
+    """(grades, confusion matrix, statistic -> value) of every pair."""
+    grades, confusion, cells, cell_counts = _confusion(ca, cb, values, names)
+    out = _statistics(np.array([0, len(cell_counts)], np.int64), cells[0], cells[1], values,
+                      cell_counts)[0]
+    return grades, confusion, {s: float(out[i]) for i, s in enumerate(STATISTICS)}
+
+
+def grade_agreement(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """Kappa and alpha of two grades of each item, already lined up: ``a[i]`` and
+    ``b[i]`` grade item i. The statistics of :data:`STATISTICS`, as
+    :func:`agreement` gives them overall (``cohen_kappa_score(a, b, weights=...)``
+    and ``krippendorff.alpha([a, b], level_of_measurement=...)``).
+
+    >>> stats = grade_agreement([2, 1, 0, 0, 1, 2], [2, 0, 0, 1, 1, 2])
+    >>> stats["kappa"], round(stats["alpha_ordinal"], 4)
+    (0.5, 0.7708)
+    """
+    ga, gb = (C.numeric(np.asarray(x), name, C.kernel_labels) for x, name in ((a, "a"), (b, "b")))
+    if ga.ndim != 1 or gb.ndim != 1 or len(ga) != len(gb) or not len(ga):
+        raise ValueError(f"a and b must be two 1-D arrays of the same non-zero length (a grade "
+                         f"of each item in each), got shapes {ga.shape} and {gb.shape}")
+    for g, name in ((ga, "a"), (gb, "b")):
+        if g.dtype.kind == "f" and not np.isfinite(g).all():
+            i = int(np.flatnonzero(~np.isfinite(g))[0])
+            raise ValueError(f"grades must be finite, but {name}[{i}] is {float(g[i])!r}")
+    return _overall(*_codes(ga, gb), ("a", "b"))[2]
 
 
 # ------------------------------------------------------------------ the orders of systems

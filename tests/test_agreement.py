@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastndcg
-from fastndcg.agreement import STATISTICS, kendall_tau_b, spearman_rho, tau_ap
+from fastndcg.agreement import STATISTICS, grade_agreement, kendall_tau_b, spearman_rho, tau_ap
 from strategies import examples
 from test_cli import assert_one_line_error, main_inprocess
 
@@ -144,6 +144,7 @@ def test_integer_grades_equal_sklearn_on_the_grades_themselves():
     gb = np.clip(ga + rng.integers(-1, 2, n), 0, 3)
     q = np.arange(n) % 40
     got = fastndcg.agreement(table(q, np.arange(n), ga), table(q, np.arange(n), gb))
+    assert grade_agreement(ga, gb) == got.overall  # the same arrays, lined up by hand
     for w, name in ((None, "kappa"), ("linear", "kappa_linear"), ("quadratic", "kappa_quadratic")):
         assert got.overall[name] == pytest.approx(metrics.cohen_kappa_score(ga, gb, weights=w), **TOL)
     for level in ("nominal", "ordinal", "interval"):
@@ -298,6 +299,15 @@ def test_a_set_given_twice_is_refused(tmp_path):
     path.write_text("q1 0 d1 1\nq1 0 d2 0\n")
     with pytest.raises(ValueError, match="given twice"):
         fastndcg.agreement(path, str(path))
+
+
+def test_grade_agreement_refuses_arrays_it_cannot_line_up():
+    with pytest.raises(ValueError, match="same non-zero length"):
+        grade_agreement([1, 2], [1])
+    with pytest.raises(ValueError, match=r"b\[1\] is nan"):
+        grade_agreement([1.0, 2.0], [1.0, math.nan])
+    with pytest.raises(TypeError, match="must hold numbers"):
+        grade_agreement(["x"], ["y"])
 
 
 def test_grades_of_too_many_distinct_values_are_refused():
