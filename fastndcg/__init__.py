@@ -22,16 +22,19 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 __all__ = ["ndcg", "dcg", "idcg", "measure", "ndcg_score", "dcg_score", "evaluate", "Report", "compare",
-           "LabelSets", "Comparison", "warmup", "WarmupReport", "reference", "__version__"]
+           "LabelSets", "Comparison", "warmup", "WarmupReport", "agreement", "Agreement",
+           "reference", "__version__"]
 
 # public name -> the module that defines it
 _WHERE = {"ndcg": "api", "dcg": "api", "idcg": "api", "measure": "api", "ndcg_score": "api", "dcg_score": "api",
           "evaluate": "evaluate", "Report": "evaluate", "LabelSets": "evaluate",
           "compare": "compare",
-          "Comparison": "compare", "warmup": "warmup", "WarmupReport": "warmup"}
+          "Comparison": "compare", "warmup": "warmup", "WarmupReport": "warmup",
+          "agreement": "agreement", "Agreement": "agreement"}
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from . import reference
+    from .agreement import Agreement, agreement
     from .api import dcg, dcg_score, idcg, measure, ndcg, ndcg_score
     from .compare import Comparison, compare
     from .evaluate import LabelSets, Report, evaluate

@@ -19,6 +19,7 @@
 * :mod:`.paired` -- mergeable paired statistics: fixed-point sums per hashed bucket
   of queries, and resampling over buckets;
 * :mod:`.nested` -- Numba typed dicts of dicts (ranx's Run and Qrels) as columns;
+* :mod:`.agreement` -- kappa and alpha of two label sets, one counting pass a query;
 * :mod:`.codes` -- the integer mode codes (plain Python).
 
 Importing this package costs nothing: Numba is imported (and cached kernels
@@ -51,6 +52,7 @@ _WHERE = {
     "fix_to_int": "paired", "fix_dot": "paired", "bucket_bootstrap": "paired",
     "bucket_signflip": "paired",
     "FIX_LIMBS": "paired", "FIX_SHIFT": "paired",
+    "agreement_groups": "agreement", "N_STATS": "agreement",
 }
 
 

@@ -1,5 +1,5 @@
-"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``trec_eval``, ``demo``,
-``warmup`` and ``synth``.
+"""The ``fastndcg`` command line: ``evaluate``, ``compare``, ``agreement``,
+``trec_eval``, ``demo``, ``warmup`` and ``synth``.
 
 Bad input is one line on stderr (``fastndcg: error: ...``) and exit status 2 for a
 usage error, 1 for bad data; never a traceback. Progress bars go to stderr only
@@ -7,7 +7,8 @@ when it is a terminal, and never with ``--quiet``.
 
 One module a job: :mod:`~fastndcg.cli.parser` (the arguments; the evaluation
 options' are generated from :mod:`fastndcg.options`),
-:mod:`~fastndcg.cli.handlers` (``evaluate``, ``compare``, ``synth``, ``warmup``),
+:mod:`~fastndcg.cli.handlers` (``evaluate``, ``compare``, ``agreement``, ``synth``,
+``warmup``),
 :mod:`~fastndcg.cli.engines` (Dask and Spark), :mod:`~fastndcg.cli.demo` and
 :mod:`~fastndcg.cli.trec_eval` (trec_eval's own command line). :func:`main` is
 the entry point (the ``fastndcg`` command, ``python -m fastndcg``).
@@ -26,6 +27,7 @@ __all__ = ["main", "build_parser"]
 
 # subcommand -> its handler: parsed arguments in, exit status out
 HANDLERS = {"evaluate": handlers.run_evaluate, "compare": handlers.run_compare,
+            "agreement": handlers.run_agreement,
             "demo": demo.run, "synth": handlers.run_synth, "warmup": handlers.run_warmup}
 
 

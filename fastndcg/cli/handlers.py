@@ -1,6 +1,6 @@
-"""The handlers of ``fastndcg evaluate``, ``compare``, ``synth`` and ``warmup``:
-parsed arguments in, output printed, the exit status out. Option values that are
-wrong whatever the data are usage errors (:class:`~fastndcg.cli.parser.UsageError`,
+"""The handlers of ``fastndcg evaluate``, ``compare``, ``agreement``, ``synth`` and
+``warmup``: parsed arguments in, output printed, the exit status out. Option values
+that are wrong whatever the data are usage errors (:class:`~fastndcg.cli.parser.UsageError`,
 exit status 2), found before anything is read.
 """
 
@@ -244,6 +244,51 @@ def run_compare(args) -> int:
         result.plot(args.plot)
         if args.format == "table":
             print(f"plot: {args.plot}")
+    return 0
+
+
+def run_agreement(args) -> int:
+    from ..agreement import agreement
+    from ..evaluate import RunidClash, check_options
+
+    options = O.from_args(args)
+    if args.k is not DEFAULT_K and args.measure:
+        raise UsageError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
+    if args.runs is None and (args.measure or args.k is not DEFAULT_K):
+        raise UsageError("-m/--measure and -k score runs: give two or more with --runs, or "
+                         "drop them to compare the labels only")
+    if args.runs is not None and len(args.runs) < 2:
+        raise UsageError(f"--runs needs two or more runs to compare the orders of systems, got "
+                         f"{len(args.runs)}; give more, or drop --runs to compare the labels only")
+    sets = [_named(item) for item in args.sets]
+    runs = [_named(item) for item in args.runs or []]
+    for _, path in sets + runs:
+        if "://" not in path and not os.path.exists(path):
+            raise UsageError(f"input {path!r} does not exist; check the path")
+    names = None
+    if sets[0][0] or sets[1][0]:
+        names = tuple(name or os.path.basename(path) for name, path in sets)
+    try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
+        check_options(batch_rows=1 << 20, **{**options, "qrels": sets[0][1]})
+        if args.per_query:
+            V.output_path(args.per_query, "--per-query", [p for _, p in sets + runs],
+                          exts=(".parquet", ".pq", ".csv"))
+    except (ValueError, TypeError) as err:
+        raise UsageError(str(err)) from None
+    given = {k: v for k, v in options.items() if not (k == "k" and v is DEFAULT_K)}
+    try:
+        result = agreement(sets[0][1], sets[1][1], runs=runs or None, runid=args.runid,
+                           names=names, **given)
+    except RunidClash as err:
+        raise UsageError(_clash_message(err)) from None
+    if args.per_query:
+        result.write(args.per_query)
+    if args.format == "json":
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.format_table())
+        if args.per_query:
+            print(f"per-query results: {args.per_query}")
     return 0
 
 

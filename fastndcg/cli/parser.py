@@ -74,7 +74,7 @@ def build_parser() -> Parser:
     """The parser of the ``fastndcg`` command and its subcommands."""
     parser = Parser(prog=PROG, description="NDCG@k for search logs at scale.")
     sub = parser.add_subparsers(dest="command",
-                                metavar="{evaluate,compare,trec_eval,demo,warmup,synth}",
+                                metavar="{evaluate,compare,agreement,trec_eval,demo,warmup,synth}",
                                 parser_class=Parser)
     sub.required = True
     trec_eval.add_parser(sub)
@@ -184,6 +184,33 @@ def build_parser() -> Parser:
     cm.add_argument("--format", default="table", choices=["table", "json", "markdown", "latex"],
                     help="how the tables are printed")
     cm.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    ag = sub.add_parser("agreement", help="how far two label sets agree: kappa, alpha, and "
+                                          "the order of systems under each",
+                        description="Agreement of two label sets (qrels) on the documents both "
+                                    "judged: the confusion matrix of the grades, Cohen's kappa "
+                                    "(unweighted, linear, quadratic) and Krippendorff's alpha "
+                                    "(nominal, ordinal, interval), overall and per query. With "
+                                    "--runs, each run's mean under each set, Kendall's tau-b, "
+                                    "tau_AP (the first set the reference) and Spearman's rho "
+                                    "of the two orders of the systems, and the pairs whose "
+                                    "order flips with their paired t-test p-values.",
+                        epilog="example: fastndcg agreement human=qrels.txt llm=llm.parquet "
+                               "--runs a.run b.run c.run -m ndcg_cut.10")
+    ag.add_argument("sets", nargs=2, metavar="QRELS",
+                    help="the two label sets (TREC qrels or Parquet; NAME=PATH names one); "
+                         "the first is tau_AP's reference")
+    ag.add_argument("--runs", nargs="+", metavar="RUN",
+                    help="two or more runs (TREC or Parquet; NAME=PATH names one): compare the "
+                         "orders of the systems under the two sets")
+    ag.add_argument("--runid", choices=["tag", "file"], default="tag",
+                    help="how the runs are named, as evaluate's --runid")
+    options = OptionArguments(ag, [n for n in O.OPTIONS if n not in ("qrels", "explain")])
+    options.add_rest()
+    ag.add_argument("--per-query", metavar="OUT",
+                    help="write the statistics of each query to OUT.parquet or OUT.csv")
+    ag.add_argument("--format", default="table", choices=["table", "json"],
+                    help="an aligned report, or one JSON object")
 
     demo = sub.add_parser("demo", help="build a synthetic log, evaluate it, compare with the "
                                        "pure-Python reference",
