@@ -559,13 +559,14 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
     result = label_agreement(qa, qb, label_names, opts.query, opts.doc)
     result.inputs = tuple(io.input_paths(a) + io.input_paths(b))
     if runs is not None:
-        # Each set evaluates the runs in its own call (reading and ranking them again);
-        # a mapping of label sets given as qrels= would score both from one ranking.
-        under = [evaluate_runs(runs, runid=runid, per_query=None, qrels=q, **options).reports
-                 for q in (a, b)]
-        if len(under[0]) < 2:
+        # both sets given as label sets: each run read and ranked once, scored under each
+        evaluated = evaluate_runs(runs, runid=runid, per_query=None,
+                                  **{**options, "qrels": dict(zip(label_names, (a, b)))})
+        if len(evaluated.reports) < 2:
             raise ValueError(f"comparing the orders of systems needs two or more runs, got "
-                             f"{len(under[0])}; give more runs, or none to compare the "
-                             f"labels only")
+                             f"{len(evaluated.reports)}; give more runs, or none to compare "
+                             f"the labels only")
+        under = [{runid_: sets.reports[name] for runid_, sets in evaluated.reports.items()}
+                 for name in label_names]
         result.systems = system_agreement(under[0], under[1], label_names, opts.query)
     return result

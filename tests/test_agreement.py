@@ -253,6 +253,15 @@ def systems(tmp_path_factory):
     return runs, perturbed(CORE_QRELS, tmp / "llm.txt", 3, 0.4)  # seed 3 flips a pair
 
 
+def test_runs_read_once_for_both_sets(systems):
+    runs, llm = systems
+    given = fastndcg.agreement(CORE_QRELS, llm, runs=runs, measure="P.5")
+    once = fastndcg.agreement(CORE_QRELS, llm, runs=iter(list(runs.items())), measure="P.5")
+    (s,), (t,) = given.systems, once.systems
+    assert t.systems == s.systems == list(runs)
+    assert t.mean_a.tolist() == s.mean_a.tolist() and t.mean_b.tolist() == s.mean_b.tolist()
+
+
 def test_systems_means_correlations_and_flips(systems):
     runs, llm = systems
     got = fastndcg.agreement(CORE_QRELS, llm, runs=runs, measure=["ndcg_cut.10", "P.5"])
