@@ -10,7 +10,7 @@ when a code path changes).
 >>> import fastndcg
 >>> report = fastndcg.warmup()  # doctest: +SKIP
 >>> report.steps  # doctest: +SKIP
-9
+10
 """
 
 from __future__ import annotations
@@ -201,6 +201,19 @@ def _compare() -> Callable[[], None]:
     return run
 
 
+def _agreement() -> Callable[[], None]:
+    from .agreement import agreement
+
+    def run():
+        import pyarrow as pa
+
+        _, qrels, _ = _tables(True)
+        labels = np.asarray(qrels.column("label"))
+        other = qrels.set_column(2, "label", pa.array(np.roll(labels, 1)))  # a second judge
+        agreement(qrels, other)  # the kernel's one variant: int64 codes, float64 grades
+    return run
+
+
 def _steps():
     steps = [(f"list mode, scores {np.dtype(s).name}, labels {np.dtype(l).name}",
               _list_mode(s, l)) for s in SCORE_TYPES for l in LABEL_TYPES]
@@ -210,6 +223,7 @@ def _steps():
         steps.append((f"search log, {kind}", _log_mode(int_ids)))
     steps.append(("comparisons (bootstrap, sign-flip; over queries and over buckets)",
                   _compare()))
+    steps.append(("agreement of two label sets (kappa, alpha)", _agreement()))
     return steps
 
 
@@ -224,7 +238,7 @@ def _dispatchers():
     # (not .nested: ranx's objects have a variant for each width of their document
     # ids, compiled on first use, which no warm-up can foresee)
     for name in ("rank", "ndcg", "binary", "graded", "score", "scan", "join", "hashing", "runs",
-                 "resample", "paired"):
+                 "resample", "paired", "agreement"):
         module = importlib.import_module(f"{_kernels.__name__}.{name}")
         out += [f for f in vars(module).values() if isinstance(f, Dispatcher)]
     return out

@@ -63,6 +63,7 @@ for ids in ("int", "str"):
     fastndcg.evaluate(run, qrels=qrels, preset="trec_eval", measure=["ndcg_cut.10", "map", "P.5", "judged@10"])
     fastndcg.evaluate(run, qrels=qrels, k=10, ties="average")
     fastndcg.compare(log, ["score", "score_b"], k=10, n_resamples=300)
+    fastndcg.agreement(qrels, qrels.set_column(2, "label", pa.array(lab[::-1] / 2)))
 
 new = sorted(signatures() - after_warmup)
 print("REPORT " + json.dumps({"new": new, "describe": report.describe(),
@@ -98,6 +99,21 @@ def test_warmup_function_reports():
     assert report.compiled == report.loaded == 0, report
     assert report.cache_dir.startswith(fastndcg._cache.cache_dir())
     assert "done" in stream.getvalue()
+
+
+def test_warmup_reaches_the_agreement_kernel():
+    import pyarrow as pa
+
+    from fastndcg._kernels.agreement import agreement_groups
+
+    fastndcg.warmup()
+    warmed = list(agreement_groups.signatures)
+    assert warmed
+    human = pa.table({"query_id": ["q1"] * 3 + ["q2"] * 2, "doc_id": ["d1", "d2", "d3", "d1", "d2"],
+                      "label": [2, 1, 0, 1, 0]})
+    llm = human.set_column(2, "label", pa.array([1.5, 1.0, 0.0, 0.5, 0.0]))
+    fastndcg.agreement(human, llm)
+    assert list(agreement_groups.signatures) == warmed  # nothing left to compile
 
 
 def test_warmup_bad_arguments():
