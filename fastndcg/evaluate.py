@@ -149,8 +149,8 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
         if human is None:
             report = _run(src, read_as(opts, source), judged[None], output, progress)
         else:
-            report = _with_ppi(source, src, opts, roles, batch_rows, judged[None], output,
-                               progress, bound(options))
+            report = _with_ppi(source, src, opts, judged[None], output, progress,
+                               bound(options))
     except BaseException:
         output.abort()
         raise
@@ -158,20 +158,15 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
     return report
 
 
-def _with_ppi(source, src: io.Source, opts: Options, roles: dict, batch_rows: int,
-              judged: Qrels, output: Output, progress: bool, options: dict) -> Report:
+def _with_ppi(source, src: io.Source, opts: Options, judged: Qrels, output: Output,
+              progress: bool, options: dict) -> Report:
     """The evaluation with the LLM's judgments ``judged`` (its per-query results put
     in ``output`` once all succeeded), with ``report.ppi``: the prediction-powered
     means from the human judgments ``options["human_qrels"]``."""
-    if not src.rereadable:
-        raise ValueError(f"human_qrels= scores {src.named} with both sets of judgments, so "
-                         f"it reads it twice, and a RecordBatchReader can be read only once; "
-                         f"pass a file, Table or Dataset")
     human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
                        opts.negative_labels, opts.preset, name="human_qrels")
     staged = _run_output(output, 0) if output.kind == "path" else Output(None, [])
-    report, llm, by_human = label_values(source, src, opts, roles, batch_rows, judged, human,
-                                         staged, progress)
+    report, llm, by_human = label_values(source, src, opts, judged, human, staged, progress)
     report.ppi = lined_up(llm, by_human, opts.query, options["confidence"], options["ppi"])
     if output.kind == "path":
         report.per_query_path = output.commit([Part(llm.schema, len(llm),
@@ -181,29 +176,39 @@ def _with_ppi(source, src: io.Source, opts: Options, roles: dict, batch_rows: in
     return report
 
 
-def label_values(source, src: io.Source, opts: Options, roles: dict, batch_rows: int,
-                 llm: Qrels, human: Qrels, output: Output, progress: bool
-                 ) -> tuple[Report, pa.Table, pa.Table]:
-    """The run scored with the LLM's judgments ``llm`` (its Report, its per-query
-    results put in ``output``) and with the human judgments ``human``: (the LLM's
-    Report, its per-query table, the human labels' per-query table, for the queries
-    they judge). The queries the human judgments share with the LLM-scored ones
-    are checked to be at least 2 before the second evaluation."""
-    report = _run(src, read_as(opts, source), llm, output, progress)
+def label_values(source, src: io.Source, opts: Options, llm: Qrels, human: Qrels,
+                 output: Output, progress: bool) -> tuple[Report, pa.Table, pa.Table]:
+    """The run ``src`` scored in one pass with the LLM's judgments ``llm`` (its
+    Report, its per-query results put in ``output``) and with the human judgments
+    ``human``: (the LLM's Report, its per-query table, the human labels' per-query
+    table, for the queries they judge). Each set's numbers are those it gives
+    alone. At least 2 of the queries the human judgments judge must be judged by
+    the LLM's (checked before the run is read) and scored with them."""
+    _check_sample(_shared(llm.ids, human.ids), len(llm.ids), "judged by the LLM's qrels", human,
+                  "both qrels")
+    report, by_human = _run_sets(src, read_as(opts, source), [llm, human],
+                                 [output, Output(None, [])], progress, [None, "human_qrels"])
     values = report.per_query
-    ids, judged = values.column(opts.query), human.ids
+    _check_sample(_shared(values.column(opts.query), human.ids), len(values),
+                  "scored with the LLM's judgments", human, "the run and of both qrels")
+    return report, values, by_human.per_query
+
+
+def _shared(ids, judged) -> int:
+    """How many of the query ids ``ids`` are among ``judged``."""
     if ids.type != judged.type:
         ids, judged = ids.cast(pa.large_string()), judged.cast(pa.large_string())
-    shared = pc.sum(pc.is_in(ids, value_set=judged)).as_py() or 0
+    return pc.sum(pc.is_in(ids, value_set=judged)).as_py() or 0
+
+
+def _check_sample(shared: int, total: int, which: str, human: Qrels, whose: str) -> None:
+    """A human sample of ``shared`` of the ``total`` queries ``which`` needs at least 2."""
     if shared < 2:
         example = "" if not len(human.ids) else f" (e.g. {human.ids[0].as_py()!r})"
-        raise ValueError(f"human_qrels judge {shared} of the {len(values):,} queries scored with "
-                         f"the LLM's judgments{example}, and prediction-powered means need a "
-                         f"human sample of at least 2 of them; do the query ids of the run and "
-                         f"of both qrels match (same spelling, same column)?")
-    by_human = _run(open_run(source, opts, roles, batch_rows), read_as(opts, source), human,
-                    Output(None, []), progress=False)
-    return report, values, by_human.per_query
+        raise ValueError(f"human_qrels judge {shared} of the {total:,} queries {which}"
+                         f"{example}, and prediction-powered means need a human sample of "
+                         f"at least 2 of them; do the query ids of {whose} match (same "
+                         f"spelling, same column)?")
 
 
 def load_judgments(qrels, opts: Options) -> dict:

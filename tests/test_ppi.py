@@ -3,12 +3,12 @@ end through evaluate and the command line, hostile inputs, and coverage by simul
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 import fastndcg
 import fastndcg.dask
 import fastndcg.spark
+from benchmarks.test_bench_ppi import judge_files
 from fastndcg.evaluate import evaluate_runs
+from fastndcg.io import read_trec_run
 from fastndcg.ppi import Sums, lined_up
 from inprocess import run as cli
 from strategies import examples
@@ -149,23 +151,10 @@ def test_lined_up_by_query_id():
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
     """core18's qrels as the LLM's (a synthetic judge: 30% of the grades moved by one)
-    and a human sample of 15 queries with their true grades."""
+    and a human sample of 15 queries with their true grades (the benchmark's files)."""
     d = tmp_path_factory.mktemp("ppi")
-    rng = np.random.default_rng(0)
-    with gzip.open(QRELS, "rt") as f:
-        rows = [line.split() for line in f if line.strip()]
-    queries = sorted({r[0] for r in rows})
-    sample = set(rng.choice(queries, 15, replace=False).tolist())
-    llm, human = d / "llm.txt", d / "human.txt"
-    with open(llm, "w") as fl, open(human, "w") as fh:
-        for q, it, doc, g in rows:
-            g2 = int(g)
-            if rng.random() < 0.3:
-                g2 = min(2, max(0, g2 + int(rng.integers(-1, 2))))
-            fl.write(f"{q} {it} {doc} {g2}\n")
-            if q in sample:
-                fh.write(f"{q} {it} {doc} {g}\n")
-    return str(llm), str(human), d
+    llm, human = judge_files(str(d))
+    return llm, human, d
 
 
 def test_evaluate_equals_ppi_py_on_separate_evaluations(judged):
@@ -279,6 +268,22 @@ def test_human_sample_of_one_query(judged):
         fastndcg.evaluate(RUN, qrels=llm, human_qrels=str(one), k=10)
 
 
+def test_human_sample_outside_the_run(judged):
+    """Human judgments of queries the LLM judges but the run lacks are checked after
+    the one pass: a sample of 1 scored query, or of none, is refused."""
+    llm, human, _ = judged
+    run = read_trec_run(RUN)
+    sample = sorted({line.split()[0] for line in open(human)})
+    for keep, message in ((1, r"human_qrels judge 1 of the 36 queries scored with the "
+                               r"LLM's judgments.*at least 2"),
+                          (0, r"none of the 35 queries .* has a judgment in the qrels of "
+                              r"label set 'human_qrels'")):
+        t = run.filter(pc.invert(pc.is_in(run["query_id"],
+                                                          pa.array(sample[keep:]))))
+        with pytest.raises(ValueError, match=message):
+            fastndcg.evaluate(t, qrels=llm, human_qrels=human, k=10)
+
+
 def test_human_qrels_beside_label_sets_refused(judged):
     """The LLM's judgments are one source: label sets beside human_qrels= are refused
     before anything is read."""
@@ -318,12 +323,21 @@ def test_options_that_need_each_other(judged):
         fastndcg.compare(None, {"a": RUN, "b": RUN}, qrels=llm, human_qrels=human)
 
 
-def test_one_shot_reader_refused(judged):
+def test_one_shot_reader(judged):
+    """The run is read once for both sets of judgments, so a RecordBatchReader (read
+    only once) is taken, and gives the numbers its rows give as a Table."""
     llm, human, _ = judged
-    t = pa.table({"query_id": ["321", "321"], "doc_id": ["a", "b"], "score": [1.0, 0.5]})
-    reader = pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
-    with pytest.raises(ValueError, match="read only once"):
-        fastndcg.evaluate(reader, qrels=llm, human_qrels=human, k=10)
+    run = read_trec_run(RUN)
+    table = fastndcg.evaluate(run, qrels=llm, human_qrels=human, measure=MEASURES)
+    reader = pa.RecordBatchReader.from_batches(run.schema, run.to_batches(max_chunksize=997))
+    streamed = fastndcg.evaluate(reader, qrels=llm, human_qrels=human, measure=MEASURES)
+    assert streamed.mean == table.mean
+    assert streamed.per_query.equals(table.per_query)
+    assert streamed.ppi.to_dict() == table.ppi.to_dict()
+    assert streamed.ppi.measures["ndcg@10"].n == 15
+    by_human = fastndcg.evaluate(run, qrels=human, measure=MEASURES)
+    assert streamed.ppi.measures["ap"].human_mean == pytest.approx(by_human.mean["ap"],
+                                                                   abs=1e-15, rel=0)
 
 
 # ---------------------------------------------------------------------------- simulation
