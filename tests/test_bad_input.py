@@ -482,7 +482,7 @@ def test_sklearn_dropins(case, call, exc):
 
 EV = ["evaluate"]
 CLI = [
-    ("cli-no-command", [], ["{evaluate,compare,trec_eval,demo,warmup,synth}"]),
+    ("cli-no-command", [], ["{evaluate,compare,agreement,trec_eval,demo,warmup,synth}"]),
     ("cli-unknown-command", ["score"], ["score"]),
     ("cli-evaluate-no-source", EV, ["source"]),
     ("cli-unknown-flag", EV + ["{log}", "--bogus"], ["--bogus"]),

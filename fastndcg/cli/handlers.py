@@ -10,6 +10,7 @@ import glob
 import json
 import math
 import os
+import re
 import time
 
 from .. import _validate as V
@@ -33,7 +34,9 @@ def run_evaluate(args) -> int:
             raise ValueError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
         check_options(batch_rows=1 << 20, **options)
     except (ValueError, TypeError) as err:
-        message = str(err).replace("complete=True", "--complete").replace("qrels=...", "--qrels")
+        message = re.sub(r"(?<![\w-])(human_)?qrels=\.\.\.",
+                         lambda m: "--human-qrels" if m.group(1) else "--qrels",
+                         str(err).replace("complete=True", "--complete"))
         raise UsageError(message) from None
     if options["explain"] and not args.per_query:
         raise UsageError("--explain adds per-query columns: give --per-query OUT to keep them")
