@@ -137,7 +137,7 @@ def test_python_blocks_are_found():
 def write_example_files(where: Path) -> Path:
     """The files the examples read, written to ``where``: a small log with three
     rankers and a segment, the same log as a directory of parts, three TREC runs
-    (one also gzipped) and their qrels."""
+    (one also gzipped) and their qrels, and a link to ``tests/data/real``."""
     rng = np.random.default_rng(7)
     n_q, per = 120, 12
     query = np.repeat(np.arange(n_q, dtype=np.int64), per)
@@ -167,6 +167,9 @@ def write_example_files(where: Path) -> Path:
         (where / name).write_text("\n".join(lines) + "\n")
     with gzip.open(where / "run.txt.gz", "wt") as f:
         f.write("\n".join(runs["run.txt"]) + "\n")
+    # the real TREC runs and qrels, where the worked examples name them (from the root)
+    (where / "tests" / "data").mkdir(parents=True)
+    (where / "tests" / "data" / "real").symlink_to(ROOT / "tests" / "data" / "real")
     return where
 
 
@@ -180,7 +183,10 @@ def example_files(tmp_path_factory) -> Path:
 def test_examples_run(path, example_files, tmp_path, monkeypatch):
     runnable = [(line, code) for line, code, why in python_blocks(path) if why is None]
     for item in example_files.iterdir():
-        (shutil.copytree if item.is_dir() else shutil.copy)(item, tmp_path / item.name)
+        if item.is_dir():
+            shutil.copytree(item, tmp_path / item.name, symlinks=True)
+        else:
+            shutil.copy(item, tmp_path / item.name)
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
     for line, code in runnable:
