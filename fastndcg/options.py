@@ -382,13 +382,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "human judgments of a sample of the queries, read as ``qrels`` is, when ``qrels`` "
            "holds an LLM's: ``report.ppi`` then gives each measure's prediction-powered mean "
            "and interval (:class:`fastndcg.ppi.PPI`), from the LLM-labelled queries and the "
-           "human sample together. The queries with human judgments are taken to be a uniform "
+           "human sample together; :func:`fastndcg.compare` gives the same for every paired "
+           "difference of systems. The queries with human judgments are taken to be a uniform "
            "random sample of the queries.",
            ("--human-qrels",), "human judgments of a sample of the queries (TREC qrels or "
                                "Parquet), with --qrels an LLM's: adds prediction-powered "
-                               "means and intervals", metavar="PATH",
-           compared="compare does not take human judgments; evaluate each system with "
-                    "fastndcg.evaluate(..., human_qrels=...)"),
+                               "means and intervals", metavar="PATH"),
     Option("confidence", 0.95, "float", _confidence,
            "the level of the prediction-powered intervals (with ``human_qrels``), strictly "
            "between 0 and 1.",
@@ -400,9 +399,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "sample alone) to 1 (plain PPI).",
            ("--ppi",), "λ of --human-qrels: tuned (PPI++, default) or a number from 0 (the "
                        "human sample alone) to 1 (plain PPI)", metavar="LAMBDA",
-           read=_read_ppi,
-           compared="compare does not take human judgments; evaluate each system with "
-                    "fastndcg.evaluate(..., human_qrels=...)"),
+           read=_read_ppi),
     Option("k", DEFAULT_K, "int | None | Sequence[int]", _cutoffs,
            "the NDCG cutoffs: an int >= 1, None (the whole list) or a sequence of them, "
            "all computed in one pass (default 1, 3, 5, 10 when no ``measure`` is named).",

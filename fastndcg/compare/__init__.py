@@ -83,7 +83,8 @@ The package, a module a step (each importing only those listed after it):
 :mod:`~fastndcg.compare.stream` (a log streamed in one pass: the API that
 :mod:`fastndcg.dask` and :mod:`fastndcg.spark` use as well);
 :mod:`~fastndcg.compare.queries` and :mod:`~fastndcg.compare.buckets` (the two
-methods); :mod:`~fastndcg.compare.values` (per-query values, lined up);
+methods); :mod:`~fastndcg.compare.ppi` (prediction-powered differences, with
+``human_qrels=``); :mod:`~fastndcg.compare.values` (per-query values, lined up);
 :mod:`~fastndcg.compare.paired` (mergeable sums of a partition);
 :mod:`~fastndcg.compare.comparison` (the result, :class:`Comparison`);
 :mod:`~fastndcg.compare.plot` and :mod:`~fastndcg.compare.render` (drawing and

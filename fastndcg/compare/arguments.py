@@ -23,6 +23,7 @@ from .. import _validate as V
 from .. import measures as M
 from ..evaluate import check_options
 from ..options import OPTIONS
+from ..options import check as check_option
 from ..presets import DEFAULT_K
 from .stats import CORRECTIONS
 
@@ -159,6 +160,8 @@ class Settings:
     method: str = "auto"
     n_buckets: int = 1000
     tests_named: bool = False  # tests= given (else: every test the method has)
+    human_qrels: Any = None    # human judgments of a sample: prediction-powered differences
+    ppi: str | float = "tuned"  # their λ (see fastndcg.ppi)
 
 
 def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrels=None,
@@ -174,6 +177,15 @@ def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrel
     (['score_a', 'score_b'], 1, ('randomization', 't', 'wilcoxon'), [5, 10])
     """
     check_keywords(where, options)  # first, as Python refuses an unknown keyword
+    if options.get("human_qrels") is not None and where != "fastndcg.compare":
+        raise ValueError(f"{where}() does not take human_qrels=: prediction-powered "
+                         f"differences are computed from every query's values by "
+                         f"fastndcg.compare on one machine; call it with qrels= and "
+                         f"human_qrels=, or drop human_qrels here")
+    if options.get("human_qrels") is not None and method == "buckets":
+        raise ValueError("human_qrels= gives prediction-powered differences from every query's "
+                         "values, which method='buckets' does not keep: use method='auto' or "
+                         "'queries'")
     names, items = _systems(systems, qrels)
     if baseline is None:
         base = 0
@@ -234,9 +246,11 @@ def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrel
                              f"gm_bpref)")
     # the memory of one group is known now: refuse before reading the log
     check_memory(1, int(n_resamples), len(names), len(opts.names))
+    # human judgments are compared by compare itself, not by each system's evaluation
+    human, lam = options.pop("human_qrels", None), options.pop("ppi", OPTIONS["ppi"].default)
     return Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
                     tuple(t for t in TESTS if t in tests), correction, segment, options,
-                    method, int(buckets), explicit)
+                    method, int(buckets), explicit, human, check_option("ppi", lam))
 
 
 def check_arguments(systems, **kwargs) -> None:

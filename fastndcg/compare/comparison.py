@@ -58,6 +58,13 @@ class Comparison:
         name of the segment column (None without segments; "segment" when the
         segments were given as a mapping).
     seconds : wall time, evaluations included.
+    ppi : with ``human_qrels``, the prediction-powered differences' settings
+        (``confidence``, ``ppi``, ``method``, ``assumption``, ``n_human_only``: queries
+        judged by people but not compared); ``tests`` then has the columns
+        ``ppi_diff``, ``ppi_low``, ``ppi_high``, ``ppi_se``, ``ppi_lambda``, ``ppi_n``
+        (queries with human judgments), ``ppi_N`` (without), ``p_ppi`` (two-sided,
+        normal approximation) and ``p_ppi_adj`` (corrected across the pairs). None
+        without human judgments.
     """
     systems: pa.Table
     tests: pa.Table
@@ -80,6 +87,7 @@ class Comparison:
     inputs: tuple = ()  # the files read (for the plot's output guard)
     method: str = "queries"
     n_buckets: int | None = None
+    ppi: dict | None = None
 
     # ----------------------------------------------------------------- outputs
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +104,7 @@ class Comparison:
                 "n_missing": self.n_missing,
                 "systems": clean(self.systems.to_pylist()),
                 "tests": clean(self.tests.to_pylist()),
+                **({} if self.ppi is None else {"ppi": dict(self.ppi)}),
                 "seconds": round(self.seconds, 4)}
 
     def format_table(self) -> str:

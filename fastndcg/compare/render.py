@@ -96,8 +96,28 @@ def format_comparison(c, fmt: str) -> str:
                    f"{r['wins']:,}/{r['ties']:,}/{r['losses']:,}"] for r in trows]
         out.append(render(heads_s, s_body, "l" + "r" * (len(heads_s) - 1), fmt, title))
         out.append(render(heads_t, t_body, "l" + "r" * (len(heads_t) - 1), fmt))
+        if c.ppi is not None:
+            out.append(_ppi_table(c, trows, pct, alpha, fmt))
+    if c.ppi is not None:
+        note += (f"; prediction-powered differences: {c.ppi['method']}, {pct} normal "
+                 f"intervals, p PPI by the normal approximation, corrected as the others; "
+                 f"n: queries with human judgments, N: without; {c.ppi['assumption']}")
+        if c.ppi["n_human_only"]:
+            note += (f"; {c.ppi['n_human_only']:,} queries with human judgments are not "
+                     f"compared and are left out")
     if fmt == "latex":
         return "\n".join(out) + f"\n% {note}\n"
     if fmt == "markdown":
         return "\n\n".join(out) + f"\n\n_{note}_\n"
     return "\n\n".join(out) + f"\n\n{note}"
+
+
+def _ppi_table(c, trows: list, pct: str, alpha: float, fmt: str) -> str:
+    """The prediction-powered differences of a block's tests."""
+    heads = [f"vs {c.baseline}", "PPI diff", f"{pct} CI", "p PPI", "λ", "n", "N"]
+    body = [[r["system"], _f(r["ppi_diff"], True),
+             f"[{_f(r['ppi_low'], True)}, {_f(r['ppi_high'], True)}]",
+             _p(r["p_ppi_adj"], alpha), _f(r["ppi_lambda"]), f"{r['ppi_n']:,}",
+             f"{r['ppi_N']:,}"] for r in trows]
+    return render(heads, body, "l" + "r" * (len(heads) - 1), fmt,
+                  "prediction-powered (human sample and LLM labels)")

@@ -18,6 +18,7 @@ from . import arguments  # (SCALE_QUERIES read when used: tests lower it)
 from .arguments import DEFAULT_BUCKETS, settings
 from .buckets import stats_of_values
 from .comparison import Comparison
+from .ppi import with_ppi
 from .queries import compare_queries
 from .stream import check_log, refuse_reader, result, streamed
 from .values import read_values
@@ -74,6 +75,10 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
         query (every value held in memory); "buckets": always over buckets (memory
         flat in the number of queries). See :mod:`fastndcg.compare`.
     buckets : the number of hashed buckets of queries (default 1,000).
+    human_qrels (in ``options``) : with ``qrels`` an LLM's judgments, human judgments of
+        a sample of the queries: ``tests`` then also gives each pair's
+        prediction-powered difference (:mod:`fastndcg.compare.ppi`), with ``ppi=`` its
+        λ as :func:`fastndcg.evaluate` takes it and ``confidence`` its level.
     **options : evaluation options of :func:`fastndcg.evaluate` (``gain``,
         ``ties``, ``preset``, ``complete``, ``query``, ``label``, ``zero_idcg`` ...).
         Any other keyword is refused (TypeError) before anything is read, with the
@@ -116,5 +121,11 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
         check_log(source, st)
     v = read_values(source, qrels, st, progress)
     if st.method == "auto" and len(v.ids) > arguments.SCALE_QUERIES:
-        return result(st, stats_of_values(v, st), v.reports, started, inputs, progress)
-    return compare_queries(v, st, started, inputs, progress)
+        c = result(st, stats_of_values(v, st), v.reports, started, inputs, progress)
+    else:
+        c = compare_queries(v, st, started, inputs, progress)
+    if st.human_qrels is None:
+        return c
+    c = with_ppi(c, v, st, progress)
+    c.seconds = time.perf_counter() - started
+    return c

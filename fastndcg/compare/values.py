@@ -24,7 +24,8 @@ from ..parts import value_names
 from .arguments import Settings
 from .paired import Stats, segment_of
 
-__all__ = ["Values", "read_values", "kept_values", "segment_mapping", "check_sizes"]
+__all__ = ["Values", "read_values", "kept_values", "segment_mapping", "check_sizes",
+           "judged_values"]
 
 @dataclass
 class Values:
@@ -174,6 +175,16 @@ def read_values(source, qrels, st: Settings, progress: bool) -> Values:
                              f"map every scored query ({pos.null_count:,} are missing)")
         seg_of = segs.take(pos)
     return _grouped(ids, values, seg_of, measures, n_left_out, reports)
+
+
+def judged_values(qrels, st: Settings, measures: list, progress: bool
+                  ) -> tuple[pa.Array, np.ndarray]:
+    """Every run evaluated against other judgments ``qrels`` (a human sample): the
+    ids of the queries they judge, sorted, and the (S, M, n) values of ``measures``
+    in that order (NaN kept: a query without a value is left out by whoever reads
+    them)."""
+    _, tables = _score_all(None, qrels, st, progress)
+    return _align(tables, st, st.options.get("query", "query_id"), measures)
 
 
 def kept_values(stats: Stats, measures: list, reports: dict) -> Values:
