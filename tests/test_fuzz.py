@@ -77,6 +77,19 @@ def _table() -> pa.Table:
 TABLE = _table()
 
 
+def _label_sets() -> tuple[pa.Table, pa.Table]:
+    """Two label sets of TABLE's documents: the first judges rows 0-39, the second
+    rows 6-47 with every third grade moved; rows 6-39 are judged by both."""
+    rows = TABLE.select(["query_id", "doc_id", "label"])
+    b = rows.slice(6)
+    moved = np.where(np.arange(b.num_rows) % 3 == 0, (b["label"].to_numpy() + 1) % 4,
+                     b["label"].to_numpy()).astype(np.int8)
+    return rows.slice(0, 40), b.set_column(2, "label", pa.array(moved))
+
+
+SET_A, SET_B = _label_sets()
+
+
 class Files:
     """The fuzz's folder: inputs (never to change) and the hostile paths."""
 
@@ -92,6 +105,10 @@ class Files:
         self.qrels.write_text("".join(f"q{q} 0 d{d} {r}\n" for q, d, r in zip(
             TABLE["query_id"].to_pylist(), TABLE["doc_id"].to_pylist(),
             TABLE["label"].to_pylist())))
+        self.qrels_b = root / "qrels_b.txt"  # a second label set, sharing most documents
+        self.qrels_b.write_text("".join(f"q{q} 0 d{d} {r}\n" for q, d, r in zip(
+            SET_B["query_id"].to_pylist(), SET_B["doc_id"].to_pylist(),
+            SET_B["label"].to_pylist())))
         (root / "link.parquet").symlink_to(self.log)
         (root / "adir").mkdir()
         (root / "adir" / "notes.txt").write_text("not a log\n")
@@ -99,7 +116,7 @@ class Files:
         ro.mkdir()
         ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
         os.mkfifo(root / "fifo")
-        self.inputs = [self.log, self.run, self.qrels, root / "adir" / "notes.txt"]
+        self.inputs = [self.log, self.run, self.qrels, self.qrels_b, root / "adir" / "notes.txt"]
         self.fresh = 0
 
     def path(self, kind: str) -> str:
@@ -302,10 +319,26 @@ def _source_ok(kw, files) -> None:
         assert src is TABLE, f"accepted source {src!r}"
 
 
+def _is_log(value, files) -> bool:
+    """The log itself, by path or as the table: judgments of every row, same answer."""
+    if isinstance(value, (str, Path)):
+        return Path(value).resolve() == files.log.resolve()
+    return value is TABLE
+
+
 def _verify_evaluate(report, kw, files):
     _source_ok(kw, files)
-    for bad in ("qrels", "measure", "weight", "preset", "score_precision"):
+    for bad in ("measure", "weight", "preset", "score_precision"):
         assert kw.get(bad) is None, f"accepted {bad}={kw[bad]!r}"
+    for judged in ("qrels", "human_qrels"):  # only the log's own labels are valid here
+        assert kw.get(judged) is None or _is_log(kw[judged], files), \
+            f"accepted {judged}={kw[judged]!r}"
+    if kw.get("human_qrels") is not None:
+        assert kw.get("qrels") is not None, "accepted human_qrels without qrels"
+    else:  # the prediction-powered options need human judgments
+        for opt, default in (("confidence", 0.95), ("ppi", "tuned")):
+            assert kw.get(opt, default) == default, \
+                f"accepted {opt}={kw[opt]!r} without human_qrels"
     for col in ("query", "doc", "score", "label"):
         assert kw.get(col, col if col != "query" else "query_id") in (col, "query_id", "doc_id"), kw
     expect = expected_means(kw)
@@ -321,7 +354,7 @@ def _verify_evaluate(report, kw, files):
 def _verify_compare(comp, kw, files):
     _source_ok(kw, files)
     assert list(kw["systems"]) == ["score", "s2"], kw["systems"]
-    for bad in ("qrels", "segment"):
+    for bad in ("qrels", "segment", "human_qrels"):
         assert kw.get(bad) is None, f"accepted {bad}={kw[bad]!r}"
     opts = {n: kw[n] for n in ("gain", "ties", "log_base", "zero_idcg", "nan_scores",
                                "negative_labels", "k") if n in kw}
@@ -330,6 +363,7 @@ def _verify_compare(comp, kw, files):
         assert close(row["mean"], expect), (row, expect)
     c = kw.get("confidence", 0.95)
     assert 0 < c < 1, f"accepted confidence={c!r}"
+    assert kw.get("ppi", "tuned") == "tuned", f"accepted ppi={kw['ppi']!r} without human_qrels"
 
 
 def _verify_dask(report, kw, files):
@@ -348,6 +382,44 @@ def _verify_written(kind):
         if kind == "write" and path.suffix == ".parquet":
             assert pq.read_table(path).num_rows == 12
     return check
+
+
+def shared_grades(a: pa.Table, b: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The grades of the (query, document) pairs both label sets judge, lined up."""
+    grade_b = {(q, d): g for q, d, g in zip(*(b[c].to_pylist() for c in ("query_id", "doc_id",
+                                                                          "label")))}
+    pairs = [(g, grade_b[(q, d)]) for q, d, g in zip(*(a[c].to_pylist() for c in (
+        "query_id", "doc_id", "label"))) if (q, d) in grade_b]
+    return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+
+
+def check_agreement(result, a: pa.Table, b: pa.Table, names: tuple) -> None:
+    """The label part of an Agreement of a and b, checked against scikit-learn."""
+    import sklearn.metrics as skm
+    ga, gb = shared_grades(a, b)
+    assert tuple(result.names) == tuple(names), (result.names, names)
+    assert (result.n_both, result.n_only_a, result.n_only_b) == (
+        len(ga), a.num_rows - len(ga), b.num_rows - len(ga)), result
+    values = np.unique(np.concatenate([ga, gb]))
+    assert close(result.values, values), (result.values, values)
+    assert np.array_equal(result.confusion, skm.confusion_matrix(ga, gb, labels=values))
+    for stat, weights in (("kappa", None), ("kappa_linear", "linear"),
+                          ("kappa_quadratic", "quadratic")):
+        expect = skm.cohen_kappa_score(ga, gb, weights=weights)
+        assert close(result.overall[stat], expect), (stat, result.overall[stat], expect)
+
+
+def _verify_agreement(result, kw, files):
+    assert kw["a"] is SET_A and kw["b"] is SET_B, f"accepted a={kw['a']!r}, b={kw['b']!r}"
+    for bad in ("qrels", "human_qrels", "runs"):  # no valid value of these is drawn
+        assert kw.get(bad) is None, f"accepted {bad}={kw[bad]!r}"
+    for opt, default in (("confidence", 0.95), ("ppi", "tuned")):  # only with human_qrels
+        assert kw.get(opt, default) == default, f"accepted {opt}={kw[opt]!r} without human_qrels"
+    for opt in ("measure", "k"):  # score runs: refused without them
+        assert kw.get(opt) in (None, (1, 3, 5, 10)), f"accepted {opt}={kw[opt]!r} without runs"
+    for col in ("query", "doc", "label"):
+        assert kw.get(col, col) in (col, "query_id", "doc_id"), kw
+    check_agreement(result, SET_A, SET_B, tuple(kw.get("names") or ("a", "b")))
 
 
 def _refuse_all(result, kw, files):
@@ -396,6 +468,7 @@ TARGETS: dict[str, Target] = {
     "evaluate": Target(fastndcg.evaluate, dict(source=TABLE, k=3), _verify_evaluate),
     "compare": Target(fastndcg.compare, dict(source=TABLE, systems=["score", "s2"], k=3,
                                              n_resamples=50), _verify_compare),
+    "agreement": Target(fastndcg.agreement, dict(a=SET_A, b=SET_B), _verify_agreement),
     "warmup": Target(fastndcg.warmup, {}, _refuse_all, hopeless=_warmup_valid),
     "Report.write": Target(lambda **kw: _report().write(**kw), {"path": P("new.parquet")},
                            _verify_written("write")),
@@ -408,7 +481,8 @@ ENGINES = ("dask.evaluate", "spark.evaluate")  # need a cluster: fuzzed by their
 # compare forwards these keyword arguments (``**options``) to evaluate
 COMPARE_OPTIONS = ["query", "doc", "score", "label", "gain", "ties", "log_base", "zero_idcg",
                    "nan_scores", "negative_labels", "complete", "score_precision", "preset",
-                   "measure", "rel", "weight", "batch_rows", "bogus_option"]
+                   "measure", "rel", "weight", "batch_rows", "human_qrels", "ppi",
+                   "bogus_option"]
 
 
 def params_of(name: str) -> list[str]:
@@ -512,6 +586,7 @@ CLI_BASE = {
     "evaluate": ["{log}", "-k", "3", "--format", "json", "--quiet"],
     "compare": ["{log}", "--systems", "score,s2", "-k", "3", "--resamples", "50", "--format",
                 "json", "--quiet"],
+    "agreement": ["{qrels}", "{qrels_b}", "--format", "json"],
     "demo": ["--queries", "20", "--sample", "5", "--quiet"],
     "synth": ["--queries", "5", "--out", "{new.parquet}", "--quiet"],
     "warmup": ["--quiet", "--jobs", "1"],
@@ -531,14 +606,15 @@ def cli_options(command: str) -> dict:
 
 
 def _argv(command: str, replaced: dict, files: Files) -> list[str]:
-    base = [files.path(a[1:-1]) if a.startswith("{new") else a.replace("{log}", str(files.log))
+    inputs = {"{log}": files.log, "{qrels}": files.qrels, "{qrels_b}": files.qrels_b}
+    base = [files.path(a[1:-1]) if a.startswith("{new") else str(inputs.get(a, a))
             for a in CLI_BASE[command]]
     actions = cli_options(command)
     argv = list(base)
     for opt, value in replaced.items():
         action = actions[opt]
         if not action.option_strings:  # the positional inputs: replace the first
-            argv = [value] + argv[1:] if command in ("evaluate", "compare") else argv
+            argv = [value] + argv[1:] if command in ("evaluate", "compare", "agreement") else argv
             continue
         if opt in argv and action.nargs != 0:  # replace a base value
             argv[argv.index(opt) + 1] = value
@@ -573,6 +649,24 @@ def _cli_ok(command: str, argv: list, out: str, files: Files) -> None:
             for row in got["systems"]:
                 assert close(row["mean"], expected_means({"k": args.k}, row["system"])[row["measure"]])
         assert 0 < args.confidence < 1, argv
+    elif command == "agreement":
+        assert args.sets == [str(files.qrels), str(files.qrels_b)], f"accepted {args.sets}"
+        assert args.runs is None, f"accepted --runs {args.runs}"  # never two valid runs drawn
+        for bad in ("human_qrels", "measure"):
+            assert not getattr(args, bad), f"accepted --{bad} {getattr(args, bad)!r}"
+        for opt, default in (("confidence", 0.95), ("ppi", "tuned")):
+            assert getattr(args, opt) in (None, default), f"accepted --{opt} without human_qrels"
+        if args.per_query:
+            assert str(Path(args.per_query).resolve()).startswith(str(files.root)), argv
+        if args.format == "json":
+            got = json.loads(out)
+            result = argparse.Namespace(names=got["names"], n_both=got["n_both"],
+                                        n_only_a=got["n_only_a"], n_only_b=got["n_only_b"],
+                                        values=got["values"],
+                                        confusion=np.array(got["confusion"]),
+                                        overall={s: got[s] for s in ("kappa", "kappa_linear",
+                                                                     "kappa_quadratic")})
+            check_agreement(result, TABLE, SET_B, ("qrels.txt", "qrels_b.txt"))
     elif command == "synth":
         table = pq.read_table(args.out)
         assert len(set(table["query_id"].to_pylist())) == args.queries, argv
@@ -644,8 +738,8 @@ def test_cli_fuzz(command, files, data):
 def test_every_parameter_is_fuzzed():
     """Every parameter of every public function and every option of every subcommand
     is drawn by the fuzz: a new one fails here until it is."""
-    public = set(fastndcg.__all__) - {"Report", "Comparison", "WarmupReport", "reference",
-                                      "__version__"}
+    public = set(fastndcg.__all__) - {"Report", "Comparison", "WarmupReport", "LabelSets",
+                                      "Agreement", "reference", "__version__"}
     assert public <= set(TARGETS), f"public functions not fuzzed: {public - set(TARGETS)}"
     for name in TARGETS:
         params = params_of(name)
