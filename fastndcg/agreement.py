@@ -37,7 +37,7 @@ from ._arrow import as_numpy
 from .chunks import Chunk
 from .compare.stats import ttest_paired
 from .evaluate import check_options, evaluate_runs
-from .options import takes_options
+from .options import AGREEMENT_REFUSES, OPTIONS, takes_options
 from .presets import DEFAULT_K
 from .qrels import Qrels, load_qrels
 from .tables import render
@@ -533,9 +533,9 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
     >>> result.confusion.tolist()
     [[1, 1, 0], [1, 1, 0], [0, 0, 2]]
     """
-    if options.get("qrels") is not None:
-        raise TypeError("agreement compares the label sets a and b: give the judgments as "
-                        "those, not qrels=")
+    for name, why in AGREEMENT_REFUSES.items():
+        if name in options and options[name] != OPTIONS[name].default:
+            raise TypeError(f"fastndcg.agreement does not take {name}=: {why}; drop it")
     label_names = _names(a, b, names)
     if _same_source(a, b):
         raise ValueError(f"label sets {label_names[0]!r} and {label_names[1]!r} are the same "

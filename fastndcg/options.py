@@ -536,6 +536,21 @@ def check(name: str, value, **context):
     return OPTIONS[name].check(value, name, **context)
 
 
+# The evaluation options fastndcg.agreement (and ``fastndcg agreement``) does not take,
+# and why: it compares two label sets given as its own arguments, over every judged
+# document, and scores runs for their means only.
+AGREEMENT_REFUSES = {
+    "qrels": "agreement compares the label sets a and b: give the judgments as those",
+    "human_qrels": "agreement compares two label sets; prediction-powered means are "
+                   "evaluate's (fastndcg.evaluate(..., qrels=llm, human_qrels=human))",
+    "ppi": "agreement has no prediction-powered means; they are evaluate's",
+    "confidence": "agreement has no prediction-powered intervals; they are evaluate's",
+    "explain": "explain is for evaluate; agreement writes its statistics per query",
+    "weight": "agreement weighs every judged document once; weighted agreement is not "
+              "supported",
+}
+
+
 def from_args(args, compared: bool = False) -> dict:
     """The options a parsed command line gives: those its command has flags for (with
     ``compared``, only those :func:`fastndcg.compare` passes on: its own flags, such as

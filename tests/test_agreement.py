@@ -352,10 +352,22 @@ def test_fewer_than_two_systems_and_unknown_keywords_are_refused():
         fastndcg.agreement(a, b, runs={"only": run})
     with pytest.raises(TypeError, match="bogus"):
         fastndcg.agreement(a, b, bogus=1)
-    with pytest.raises(TypeError, match="not qrels="):
+    with pytest.raises(TypeError, match="does not take qrels=: .* as those"):
         fastndcg.agreement(a, b, qrels=a)
+    # options of evaluate that agreement has no use for are refused, not ignored
+    for name, value in [("human_qrels", a), ("ppi", 0.5), ("confidence", 0.9),
+                        ("explain", True), ("weight", "w")]:
+        with pytest.raises(TypeError, match=f"does not take {name}="):
+            fastndcg.agreement(a, b, **{name: value})
     with pytest.raises(ValueError, match="measure= scores runs"):
         fastndcg.agreement(a, b, measure="ndcg_cut.10")
+
+
+def test_command_line_has_no_flags_for_what_agreement_refuses(capsys):
+    from fastndcg.cli import main
+    for flag in ("--human-qrels", "--ppi", "--confidence", "--explain", "--weight"):
+        assert main(["agreement", "a.txt", "b.txt", flag, "x"]) == 2
+        assert f"unrecognized arguments: {flag}" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- command line
