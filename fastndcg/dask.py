@@ -61,21 +61,23 @@ from .chunks import regroup
 from .options import takes_options
 from .partition import explain_columns
 from .ppi import refuse_human
-from .partition import (Options, PartitionResult, Scorer, check_options,
-                        read_as, score_partition)
+from .options import label_sets
+from .partition import (Options, PartitionResult, Scorer, SetScorer, check_options,
+                        read_as, score_sets)
 from .qrels import Qrels, load_qrels
 from .output import Output
 from .parts import Part, PartWriter, result_schema
-from .report import Report
+from .report import LabelSets, Report
 from .totals import Totals
 from .scattered import Fixed, duplicates_in, patch, rescore
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
-from .evaluate import check_nonempty, finish, id_type, one_source, open_run
+from .evaluate import (check_nonempty, finish, id_type, judgment_paths, load_judgments,
+                       open_run, run_output, set_parts)
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
 from .compare.stream import prepare, result, system_reports
-from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches, score_piece,
-                     stitch)
+from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches,
+                     score_piece_sets, stitch)
 
 __all__ = ["evaluate", "compare", "WarmKernels"]
 
@@ -102,10 +104,10 @@ def _set_threads() -> None:
         pass
 
 
-def _score_piece(piece: Piece, data, ctx: Context, qrels: Qrels | None, slot: int
-                 ) -> tuple[PartitionResult, Part]:
+def _score_piece(piece: Piece, data, ctxs: list, qrels: list, slot: int
+                 ) -> list[tuple[PartitionResult, Part]]:
     _set_threads()
-    return score_piece(piece, data, ctx, qrels, slot)
+    return score_piece_sets(piece, data, ctxs, qrels, slot)
 
 
 def _piece_run_ids(piece: Piece, data, ctx: Context, skip_head: bool, n_buckets: int) -> list:
@@ -172,14 +174,17 @@ def _patch_part(part: Part, fixed: Fixed, home: np.ndarray, path: str | None) ->
     return new, totals
 
 
-def _fragment_totals(piece: Piece, data, ctx: Context, qrels: Qrels | None, dup: pa.Array
-                     ) -> Totals:
+def _fragment_totals(piece: Piece, data, ctxs: list, qrels: list, dup: pa.Array
+                     ) -> list[Totals]:
     """Totals of the piece's interior runs of scattered queries (scored as the first
-    pass scored them), to be taken out of the means when no results are kept."""
+    pass scored them) under each label set, to be taken out of the means when no
+    results are kept."""
     _set_threads()
-    writer = PartWriter(ctx.result_schema, None, keep=False)
-    return score_partition(piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
-                           edges=True, only=dup).totals
+    writers = [PartWriter(c.result_schema, None, keep=False) for c in ctxs]
+    results = score_sets(piece_batches(piece, data, ctxs[0]),
+                         [Scorer(c.opts, q) for c, q in zip(ctxs, qrels)], writers,
+                         edges=True, only=dup)
+    return [r.totals for r in results]
 
 
 try:  # the plugin base class, when distributed is installed
@@ -287,8 +292,14 @@ def _pieces_of(source, roles: dict, opts: Options, batch_rows: int, partition_ro
 @takes_options("fastndcg.dask.evaluate")
 def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
              batch_rows: int = 1 << 20, partition_rows: int = PARTITION_ROWS,
-             progress: bool = False, **options) -> Report:
+             progress: bool = False, **options) -> Report | LabelSets:
     """:func:`fastndcg.evaluate` on a Dask cluster: the same options, the same Report.
+
+    With several label sets (``qrels={"human": ..., "llm": ...}``) each partition is
+    read and ranked once and scored under every set, and the result is the
+    :class:`~fastndcg.report.LabelSets` that :func:`fastndcg.evaluate` gives,
+    number for number (the per-query parts a set after another, a first column
+    ``labels``).
 
     Parameters
     ----------
@@ -318,7 +329,6 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     refuse_human(options, "fastndcg.dask.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels = options.get("qrels")
-    one_source(qrels, "fastndcg.dask.evaluate")
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
             "default 16777216 suits most clusters")
     progress = V.flag(progress, "progress")
@@ -326,14 +336,24 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
         source = V.input_path(source, "source")  # (a URL is not stat-ed: passed on)
     _check_client(client, workers)
     inputs = [] if not isinstance(source, (str, os.PathLike)) else io.input_paths(source)
-    inputs += io.input_paths(qrels) if qrels is not None else []
+    inputs += judgment_paths(qrels)
     output = Output(per_query, inputs, directory=True)
+    several = label_sets(qrels) is not None
     client_, cluster = None, None
     try:
-        judged = None if qrels is None else load_qrels(qrels, opts.query, opts.doc, opts.label,
-                                                       opts.gain, opts.negative_labels, opts.preset)
+        judged = load_judgments(qrels, opts)
+        names = list(judged)
+        outputs = [run_output(output, j) for j in range(len(names))] if several else [output]
         client_, cluster = _client(client, workers)
-        report = _run(client_, source, roles, opts, judged, output, batch_rows, partition_rows)
+        reports = _run(client_, source, roles, opts, list(judged.values()), outputs,
+                       batch_rows, partition_rows, names if several else None)
+        if several:
+            seconds = time.perf_counter() - started
+            for r in reports:
+                r.seconds = seconds
+            return LabelSets(dict(zip(names, reports)),
+                             output.commit(set_parts(names, reports, output)), seconds,
+                             reports[0].source)
     except BaseException:
         output.abort()
         raise
@@ -341,59 +361,72 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
         if cluster is not None:
             client_.close()
             cluster.close()
-    report.seconds = time.perf_counter() - started
-    return report
+    reports[0].seconds = time.perf_counter() - started
+    return reports[0]
 
 
-def _run(client, source, roles: dict, opts: Options, judged: Qrels | None, output: Output,
-         batch_rows: int, partition_rows: int) -> Report:
+def _run(client, source, roles: dict, opts: Options, judged: list, outputs: list,
+         batch_rows: int, partition_rows: int, names: list | None = None) -> list[Report]:
+    """The log ``source`` scored on the cluster under each of ``judged`` (the Qrels
+    of a label set each, or ``[None]`` in list mode), each partition read and
+    ranked once, set ``j``'s per-query results to ``outputs[j]``: one Report a set.
+    ``names``: the label sets' names (for messages), None for one set."""
     _warm(client)
     pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
                                                      partition_rows, client)
     opts = read_as(opts, source)
-    schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
-                               opts.names, weight=opts.weight,
-                           extra=explain_columns(opts))
-    staging = output.staging if output.kind == "path" else None
-    ctx = Context(opts, list(roles), schema, schema_out, batch_rows, output.kind != "none",
-                   staging)
-    qrels_f = _shared(client, judged) if judged is not None else None
-    futures = [client.submit(_score_piece, p.meta(), p.data, ctx, qrels_f, 2 * i + 1, pure=False, retries=0)
+    ctxs = [Context(opts, list(roles), schema,
+                    result_schema(opts.query, id_type(schema, opts.query, j, opts.complete),
+                                  opts.names, weight=opts.weight, extra=explain_columns(opts)),
+                    batch_rows, out.kind != "none", out.staging if out.kind == "path" else None)
+            for j, out in zip(judged, outputs)]
+    qrels_f = _shared(client, judged)
+    futures = [client.submit(_score_piece, p.meta(), p.data, ctxs, qrels_f, 2 * i + 1,
+                             pure=False, retries=0)
                for i, p in enumerate(pieces)]
-    results = _gather(client, futures)
+    results = _gather(client, futures)  # per piece: (PartitionResult, Part) a set
 
     # stitch the edges of consecutive pieces into whole queries, scored here
-    scorer = Scorer(opts, judged)
-    st = stitch(results, opts, judged, output, schema_out)
-    parts, slot_totals, edges, joined = st.parts, st.slot_totals, st.edges, st.joined
-
+    scorers = [Scorer(opts, j) for j in judged]
+    sts = [stitch([r[j] for r in results], opts, judged[j], outputs[j], ctxs[j].result_schema)
+           for j in range(len(judged))]
     n_scattered = 0
-    if not st.ordered:
-        dup = _duplicates(client, pieces, ctx, joined, sum(r.n_runs for r, _ in results))
+    if not sts[0].ordered:  # the run's order: the same under every set
+        dup = _duplicates(client, pieces, ctxs[0], sts[0].joined,
+                          sum(r[0][0].n_runs for r in results))
         if dup is not None:
             n_scattered = len(dup)
             dup_f = _shared(client, dup)
-            rows = _gather(client, [client.submit(_piece_rows, p.meta(), p.data, ctx, dup_f, pure=False)
-                                  for p in pieces])
-            fixed = Fixed(dup, rescore((b for t in rows if t is not None for b in t.to_batches()),
-                                       opts.query, dup, scorer), len(opts.names))
-            if output.kind != "none":
-                _repair_parts(client, parts, slot_totals, fixed, dup, output)
-            else:
-                # no parts to rewrite: take the fragments' totals out, put the whole queries in
-                frag = _gather(client, [client.submit(_fragment_totals, p.meta(), p.data, ctx, qrels_f, dup_f,
-                                                    pure=False) for p in pieces])
-                for tables in edges.done.values():
+            rows = _gather(client, [client.submit(_piece_rows, p.meta(), p.data, ctxs[0], dup_f,
+                                                  pure=False) for p in pieces])
+            scored = rescore((b for t in rows if t is not None for b in t.to_batches()),
+                             opts.query, dup, SetScorer(scorers))
+            frag = None
+            if outputs[0].kind == "none":
+                frag = _gather(client, [client.submit(_fragment_totals, p.meta(), p.data, ctxs,
+                                                      qrels_f, dup_f, pure=False)
+                                        for p in pieces])
+            for j, st in enumerate(sts):
+                fixed = Fixed(dup, [each[j] for each in scored], len(opts.names))
+                if frag is None:
+                    _repair_parts(client, st.parts, st.slot_totals, fixed, dup, outputs[j])
+                    continue
+                # no parts to rewrite: take the fragments' totals out, put the whole
+                # queries in
+                taken = [f[j] for f in frag]
+                for tables in st.edges.done.values():
                     for t in tables:
-                        frag.append(_only(scorer.score_chunk(regroup(t, opts.query)), dup,
-                                          opts.names))
+                        taken.append(_only(scorers[j].score_chunk(regroup(t, opts.query)), dup,
+                                           opts.names))
                 total = Totals.of_rows(opts.names, fixed.whole())
-                for t in frag:
+                for t in taken:
                     total = total.subtract(t)
-                slot_totals[-1] = total
-    totals = st.totals(opts.names, opts.weight is not None)
-    return finish(totals, st.n_rows, opts, st.seen, st.unjudged, [parts[s] for s in sorted(parts)],
-                  output, describe, schema_out, n_missing=st.n_missing, n_scattered=n_scattered)
+                st.slot_totals[-1] = total
+    return [finish(st.totals(opts.names, opts.weight is not None), st.n_rows, opts, st.seen,
+                   st.unjudged, [st.parts[s] for s in sorted(st.parts)], out, describe,
+                   ctx.result_schema, n_missing=st.n_missing, n_scattered=n_scattered,
+                   labels=None if names is None else names[j])
+            for j, (st, out, ctx) in enumerate(zip(sts, outputs, ctxs))]
 
 
 def _duplicates(client, pieces: list, ctx: Context, joined: list, n_runs: int
@@ -566,7 +599,7 @@ def _repair_parts(client, parts: dict[int, Part], slot_totals: dict[int, Totals]
         if parts[s].path is None:
             parts[s], slot_totals[s] = _patch_part(parts[s], fixed, home, None)
         else:
-            path = parts[s].path.replace(".parquet", "-repaired.parquet")
+            path = os.path.splitext(parts[s].path)[0] + "-repaired.parquet"  # the name only
             futures[s] = client.submit(_patch_part, parts[s], fixed_f, home, path, pure=False)
     for s, (part, total) in zip(futures, _gather(client, list(futures.values()))):
         parts[s], slot_totals[s] = part, total

@@ -165,7 +165,7 @@ def _with_ppi(source, src: io.Source, opts: Options, judged: Qrels, output: Outp
     means from the human judgments ``options["human_qrels"]``."""
     human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
                        opts.negative_labels, opts.preset, name="human_qrels")
-    staged = _run_output(output, 0) if output.kind == "path" else Output(None, [])
+    staged = run_output(output, 0) if output.kind == "path" else Output(None, [])
     report, llm, by_human = label_values(source, src, opts, judged, human, staged, progress)
     report.ppi = lined_up(llm, by_human, opts.query, options["confidence"], options["ppi"])
     if output.kind == "path":
@@ -232,7 +232,8 @@ def one_source(qrels, where: str) -> None:
     if label_sets(qrels) is not None:
         raise ValueError(f"{where} takes one source of judgments; several label sets "
                          f"(qrels={{name: qrels, ...}}) are scored on one machine by "
-                         f"fastndcg.evaluate, or call {where} once a set")
+                         f"fastndcg.evaluate or on Dask by fastndcg.dask.evaluate, or call "
+                         f"{where} once a set")
 
 
 def judgment_paths(qrels) -> list[str]:
@@ -248,14 +249,21 @@ def score_label_sets(src: io.Source, opts: Options, judged: dict, output: Output
     (name -> :class:`Report`, the per-query parts, tagged with ``labels`` (and
     ``runid``), for ``output``'s parts ``first``, ``first + 1``, ...)."""
     names = list(judged)
-    outputs = [_run_output(output, first + j) for j in range(len(names))]
+    outputs = [run_output(output, first + j) for j in range(len(names))]
     reports = _run_sets(src, opts, list(judged.values()), outputs, progress, names)
-    parts = []
-    if output.kind != "none":
-        for j, (name, report) in enumerate(zip(names, reports)):
-            tags = ({} if runid is None else {RUNID: runid}) | {LABELS: name}
-            parts.append(_as_part(report, tags, output, first + j))
-    return dict(zip(names, reports)), parts
+    return dict(zip(names, reports)), set_parts(names, reports, output, first, runid)
+
+
+def set_parts(names: list, reports: list, output: Output, first: int = 0,
+              runid: str | None = None) -> list:
+    """The per-query results of each label set's Report (each staged by
+    :func:`run_output` ``first + j``) as ``output``'s parts ``first``, ``first + 1``,
+    ..., tagged with ``labels`` (and ``runid``); none when ``output`` keeps none."""
+    if output.kind == "none":
+        return []
+    return [_as_part(report, ({} if runid is None else {RUNID: runid}) | {LABELS: name},
+                     output, first + j)
+            for j, (name, report) in enumerate(zip(names, reports))]
 
 
 def _as_part(report: Report, tags: dict, output: Output, index: int):
@@ -364,7 +372,7 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
                 report = LabelSets(by_set, None, seconds, src.describe)
                 parts += run_parts
             else:
-                report = _run(src, read_as(opts, source), judged[None], _run_output(output, i),
+                report = _run(src, read_as(opts, source), judged[None], run_output(output, i),
                               progress)
                 report.seconds = time.perf_counter() - t0
                 if output.kind != "none":
@@ -408,7 +416,7 @@ def _claim(taken: dict, name: str, source, origin: str) -> None:
     taken[name] = source
 
 
-def _run_output(output: Output, i: int) -> Output:
+def run_output(output: Output, i: int) -> Output:
     """Where run ``i`` of several puts its per-query results: a Parquet file in the
     staging folder of the common target, memory, or nowhere, as the target."""
     if output.kind == "path":
@@ -526,15 +534,17 @@ def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudge
 
 def finish(totals: Totals, n_rows: int, opts: Options, seen: Any, unjudged: list,
            parts: list, output: Output, describe: str, schema_out: pa.Schema, *,
-           n_missing: int = 0, n_scattered: int = 0) -> Report:
+           n_missing: int = 0, n_scattered: int = 0, labels: str | None = None) -> Report:
     """The merged results of a distributed run (Dask, Spark) as one Report: the
-    checks of an empty or weightless log, the parts committed, the counts."""
+    checks of an empty or weightless log, the parts committed, the counts.
+    ``labels``: the name of the label set scored, if one of several."""
     from ._arrow import concat_ids
     totals.n_rows = n_rows
     check_weights(totals, opts)
     found = [u for u in unjudged if len(u)]
     unjudged_ids = pa.concat_arrays(concat_ids(found)) if found else None
-    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids)
+    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids,
+                   labels)
     per_query = output.commit(parts)
     n_unjudged = 0 if unjudged_ids is None else len(pc.unique(unjudged_ids))
     return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from . import io
 from .chunks import regroup
-from .partition import Options, PartitionResult, Scorer, score_partition, sorted_before
+from .partition import Options, PartitionResult, Scorer, score_sets, sorted_before
 from .qrels import Qrels
 from .output import Output
 from .parts import Part, PartWriter
@@ -178,15 +178,25 @@ def score_piece(piece: Piece, data, ctx: Context, qrels: Qrels | None, slot: int
                 ) -> tuple[PartitionResult, Part]:
     """Score a piece's whole queries, its edge runs returned unscored; its per-query
     part written to the staging directory as ``slot`` (or kept in memory)."""
-    path = None if ctx.staging is None else os.path.join(ctx.staging, f"part-{slot:06d}.parquet")
-    writer = PartWriter(ctx.result_schema, path, keep=ctx.keep)
+    return score_piece_sets(piece, data, [ctx], [qrels], slot)[0]
+
+
+def score_piece_sets(piece: Piece, data, ctxs: list, qrels: list, slot: int) -> list:
+    """:func:`score_piece` under several label sets, the piece read and ranked once
+    (:func:`~fastndcg.partition.score_sets`): set ``j`` scored with ``qrels[j]``,
+    its part written as ``ctxs[j]`` says. One ``(PartitionResult, Part)`` a set."""
+    writers = [PartWriter(c.result_schema, None if c.staging is None else
+                          os.path.join(c.staging, f"part-{slot:06d}.parquet"), keep=c.keep)
+               for c in ctxs]
     try:
-        result = score_partition(piece_batches(piece, data, ctx), Scorer(ctx.opts, qrels), writer,
-                                 edges=True, row0=piece.row0)
+        results = score_sets(piece_batches(piece, data, ctxs[0]),
+                             [Scorer(c.opts, q) for c, q in zip(ctxs, qrels)], writers,
+                             edges=True, row0=piece.row0)
     except BaseException:
-        writer.abort()
+        for w in writers:
+            w.abort()
         raise
-    return result, writer.close()
+    return [(r, w.close()) for r, w in zip(results, writers)]
 
 
 class Edges:

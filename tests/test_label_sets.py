@@ -308,8 +308,8 @@ def test_command_line_sets_equal_separate_calls(core_sets, tmp_path):
                        r"label set"),
     (["--qrels", "=B"], r"--qrels '=.*': the name before '=' is empty"),
     (["--qrels", "llm=/no/such/file"], r"--qrels 'llm=/no/such/file' does not exist"),
-    (["--workers", "2"], r"several label sets \(--qrels NAME=PATH\) are scored on this "
-                         r"machine"),
+    (["--spark", "local[1]"], r"several label sets \(--qrels NAME=PATH\) are scored here "
+                              r"or on Dask"),
 ])
 def test_command_line_bad_label_sets(extra, text):
     import re
@@ -322,9 +322,96 @@ def test_command_line_bad_label_sets(extra, text):
     assert proc.stdout == ""
 
 
-def test_dask_refuses_label_sets_and_says_where_they_are_scored():
+# ----------------------------------------------------------------------- Dask
+
+def _same_sets(got: fastndcg.LabelSets, want: fastndcg.LabelSets) -> None:
+    """Dask against one machine: the counts equal, the means as ``test_dask`` holds
+    a Dask mean to the one-machine mean (partial sums merged in another order:
+    equal to 1e-12; the per-query values are compared bit for bit apart)."""
+    assert isinstance(got, fastndcg.LabelSets)
+    assert list(got.reports) == list(want.reports)
+    for name, w in want.reports.items():
+        g = got[name]
+        assert list(g.mean) == list(w.mean)
+        for k, v in w.mean.items():
+            assert g.mean[k] == pytest.approx(v, rel=1e-12, nan_ok=True), (name, k)
+        for attr in ("n_queries", "n_rows", "n_zero_idcg", "n_unjudged", "n_missing",
+                     "n_scattered", "qrels_mode", "complete"):
+            assert getattr(g, attr) == getattr(w, attr), (name, attr)
+
+
+@pytest.mark.parametrize("options", [
+    dict(preset="trec_eval", measure=MEASURES),
+    dict(preset="trec_eval", measure=MEASURES, complete=True),
+    dict(preset="pytrec_eval", measure=MEASURES, explain=True),
+], ids=["trec_eval", "complete", "pytrec_eval-explain"])
+def test_dask_sets_equal_one_machine(core_sets, dask_client, options):
+    """The Core 2018 run cut into partitions that queries straddle: every set's
+    report and the long per-query table equal ``fastndcg.evaluate``'s, bit for bit."""
     fdask = pytest.importorskip("fastndcg.dask")
-    pytest.importorskip("dask")
-    with pytest.raises(ValueError, match=r"fastndcg.dask.evaluate takes one source of "
-                                         r"judgments; several label sets .* fastndcg.evaluate"):
-        fdask.evaluate(RUN, qrels={"human": JUDGED, "llm": JUDGED}, k=[1])
+    want = fastndcg.evaluate(str(CORE[0]), qrels=core_sets, **options)
+    got = fdask.evaluate(str(CORE[0]), qrels=core_sets, client=dask_client,
+                         partition_rows=4_999, **options)
+    _same_sets(got, want)
+    _same_rows(got.per_query, want.per_query)
+    assert got["human"].mean != got["llm"].mean
+    for name, qrels in core_sets.items():  # each set as Dask scores it alone: to the bit
+        alone = fdask.evaluate(str(CORE[0]), qrels=qrels, client=dask_client,
+                               partition_rows=4_999, **options)
+        _same_report(got[name], alone)
+
+
+@pytest.mark.parametrize("per_query", ["memory", "directory", "none"])
+def test_dask_sets_regroup_scattered_queries(core_sets, dask_client, tmp_path, per_query):
+    """Queries scattered over the partitions are found once and regrouped under
+    every set, whether the per-query parts are rewritten (in memory, on disk) or
+    only the means are kept."""
+    fdask = pytest.importorskip("fastndcg.dask")
+    run = fastndcg.io.read_trec_run(str(CORE[0]))
+    shuffled = run.take(pa.array(np.random.default_rng(3).permutation(run.num_rows)))
+    target = {"memory": None, "directory": str(tmp_path / "out"), "none": False}[per_query]
+    want = fastndcg.evaluate(shuffled, qrels=core_sets, measure=MEASURES, preset="trec_eval")
+    got = fdask.evaluate(shuffled, qrels=core_sets, client=dask_client, per_query=target,
+                         partition_rows=9_999, measure=MEASURES, preset="trec_eval")
+    _same_sets(got, want)
+    assert got["llm"].n_scattered > 0
+    if per_query == "none":
+        assert got.per_query is None
+        return
+    rows = got.per_query if per_query == "memory" else pq.read_table(got.per_query)
+    if per_query == "directory":
+        assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+            f"part-{i:06d}.parquet" for i in range(len(core_sets))]
+    _same_rows(rows, want.per_query)
+
+
+def test_dask_names_the_set_that_judges_nothing(dask_client):
+    fdask = pytest.importorskip("fastndcg.dask")
+    other = pa.table({"query_id": ["9"], "doc_id": ["a"], "label": [1]})
+    with pytest.raises(ValueError, match=r"the qrels of label set 'llm'"):
+        fdask.evaluate(RUN, qrels={"human": JUDGED, "llm": other}, k=[1], client=dask_client)
+
+
+def test_command_line_sets_on_dask_workers(core_sets, tmp_path):
+    """``--workers`` with ``--qrels NAME=PATH``: the same JSON lines and per-query
+    parts as on this machine."""
+    pytest.importorskip("distributed")
+    files = {k: v for k, v in core_sets.items() if isinstance(v, str)}
+    args = [a for n, p in files.items() for a in ("--qrels", f"{n}={p}")]
+    m_args = [a for m in MEASURES for a in ("-m", m)]
+    here = run_cli(["evaluate", CORE[0], *args, "--preset", "trec_eval", *m_args,
+                    "--format", "json", "--per-query", str(tmp_path / "here")])
+    there = run_cli(["evaluate", CORE[0], *args, "--preset", "trec_eval", *m_args,
+                     "--format", "json", "--workers", "2", "--per-query", str(tmp_path / "dask")])
+    assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr
+    lines = [[json.loads(line) for line in p.stdout.splitlines()] for p in (here, there)]
+    for a, b in zip(*lines):
+        a.pop("seconds"), b.pop("seconds")
+    assert [o["labels"] for o in lines[1]] == list(files)
+    for a, b in zip(*lines):  # the means as _same_sets holds them, the rest equal
+        assert list(a) == list(b)
+        assert {k: v for k, v in b.items() if not isinstance(v, float)} == {
+            k: v for k, v in a.items() if not isinstance(v, float)}
+        assert {k: v for k, v in b.items() if isinstance(v, float)} == pytest.approx(
+            {k: v for k, v in a.items() if isinstance(v, float)}, rel=1e-12)
+    _same_rows(pq.read_table(tmp_path / "dask"), pq.read_table(tmp_path / "here"))

@@ -43,9 +43,9 @@ def run_evaluate(args) -> int:
     if args.per_query and args.no_per_query:
         raise UsageError("--per-query and --no-per-query contradict each other; give one")
     place = engine(args)
-    if place and isinstance(args.qrels, dict):
-        raise UsageError("several label sets (--qrels NAME=PATH) are scored on this machine; "
-                         "drop --spark/--workers/--scheduler, or give one --qrels")
+    if place == "spark" and isinstance(args.qrels, dict):
+        raise UsageError("several label sets (--qrels NAME=PATH) are scored here or on Dask "
+                         "(--workers/--scheduler); drop --spark, or give one --qrels")
     if place == "spark":
         return _evaluate_on_spark(args, options)
     distributed = place == "dask"
