@@ -162,8 +162,12 @@ def test_trec_eval_preset_is_the_reference_on_whole_parts(case, k):
 
 # ---------------------------------------------------------------- trec_eval, for real
 
+def _run_binary(binary, args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=120)
+
+
 def _binary(binary, args) -> str:
-    out = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=120)
+    out = _run_binary(binary, args)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -226,11 +230,14 @@ def test_float_qrels_are_byte_identical_to_trec_eval(trec_eval_bin, tmp_path_fac
     q, r = _write(tmp, "".join(f"{a} 0 {d} {t}\n" for (a, d, _), t in zip(qrels, texts)),
                   "".join(f"{a} Q0 {d} {i} {s} run\n" for i, (a, d, s) in enumerate(run)))
     args = ["-q", *[x for m in measures for x in ("-m", m)], q, r]
-    want = _binary(trec_eval_bin, args)
+    want = _run_binary(trec_eval_bin, args)
     status, out, err = _command(["trec_eval", *args])
-    assert (status, out) == (0, want)
     odd = [t for t in texts if not t.lstrip("+-").isdigit()]
-    assert err.count("\n") == (1 if odd else 0), err
+    # where trec_eval stops (a first query whose grades all read negative, ...) the
+    # command stops too, with its status and what it printed before, and says why in
+    # one line on stderr (that line alone)
+    assert (status, out) == (want.returncode, want.stdout), (want.stderr, err)
+    assert err.count("\n") == (1 if odd or want.returncode else 0), err
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         got = fastndcg.evaluate(r, qrels=q, measure=["ndcg_cut_3", "ndcg", "map", "P_5"],
@@ -243,6 +250,8 @@ def test_float_qrels_are_byte_identical_to_trec_eval(trec_eval_bin, tmp_path_fac
     plain = fastndcg.evaluate(wr, qrels=wq, measure=["ndcg_cut_3", "ndcg", "map", "P_5"],
                               preset="trec_eval")
     assert got.per_query.equals(plain.per_query)
+    if want.returncode != 0:  # trec_eval printed no values to compare with
+        return
     # and trec_eval's own printed values for those queries
     printed = {(m, qid): v for m, qid, v in (line.split() for line in
                _binary(trec_eval_bin, ["-q", "-m", "ndcg_cut.3", q, r]).splitlines())}
@@ -366,3 +375,16 @@ def test_command_line_says_a_truncated_grade_in_one_line(tmp_path):
     status, out, err = _command([*base, "--preset", "pytrec_eval"])
     assert status == 1 and out == "" and err.count("\n") == 1
     assert err.startswith(f"fastndcg: error: {q}:1: grade 0.5 is not a whole number")
+
+
+def test_where_trec_eval_stops_on_truncated_grades(trec_eval_bin, tmp_path):
+    """A first query whose only grade is -1.7 reads -1 in trec_eval, which then stops
+    (exit 4) on -m all_trec: the command stops with the same status and output, one
+    line on stderr."""
+    q, r = _write(tmp_path, "q0 0 d0 -1.7\nq1 0 d0 1.0\n", "q0 Q0 d1 0 0.0 run\n")
+    args = ["-q", "-m", "all_trec", q, r]
+    want = _run_binary(trec_eval_bin, args)
+    assert want.returncode == 4
+    status, out, err = _command(["trec_eval", *args])
+    assert (status, out) == (want.returncode, want.stdout)
+    assert err.count("\n") == 1 and "negative" in err, err
