@@ -23,7 +23,7 @@ from ._arrow import as_numpy, from_numpy, scalar
 from .totals import Totals
 
 __all__ = ["Rows", "Part", "PartWriter", "result_schema", "value_names", "weight_name",
-           "rows_of", "result_batch", "runid_part", "tagged_part", "RUNID", "LABELS"]
+           "rows_of", "result_batch", "tagged_part", "RUNID", "LABELS"]
 
 _FLUSH_ROWS = 1 << 16  # per-query rows buffered before a Parquet row group is written
 
@@ -128,7 +128,7 @@ class Part:
 
     def iter_results(self, batch_rows: int = 1 << 20) -> Iterator[pa.RecordBatch]:
         """The per-query results in order, a batch at a time (a part written without
-        the IDCG-zero side file, as :func:`runid_part` writes, reads too)."""
+        the IDCG-zero side file, as :func:`tagged_part` writes, reads too)."""
         if self.path is None:
             yield from self.batches or ()
             return
@@ -224,12 +224,6 @@ class PartWriter:
 
 RUNID = "runid"  # the first column of the per-query results of several runs
 LABELS = "labels"  # the column naming the label set (after runid) of several label sets
-
-
-def runid_part(results: Any, runid: str, path: str | None) -> Part:
-    """One run's committed per-query results with a first column ``runid``: see
-    :func:`tagged_part`."""
-    return tagged_part(results, {RUNID: runid}, path)
 
 
 def tagged_part(results: Any, tags: dict[str, str], path: str | None) -> Part:

@@ -18,12 +18,12 @@ import pyarrow as pa
 
 from . import _validate as V
 from .output import FILE_EXTS, Output, OutputIsInput, read_per_query
-from .parts import LABELS, RUNID, Part, PartWriter, Rows, runid_part
+from .parts import LABELS, RUNID, Part, PartWriter, Rows
 from .tables import render
 from .totals import Totals
 
 __all__ = ["Totals", "Report", "Output", "OutputIsInput", "PartWriter", "Part", "Rows",
-           "Runs", "LabelSets", "runid_part"]
+           "Runs", "LabelSets"]
 
 
 class Report:
