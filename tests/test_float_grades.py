@@ -181,7 +181,7 @@ def _command(args) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def test_the_issue_example_against_trec_eval(trec_eval_bin, tmp_path):
+def test_grades_half_and_2_7_against_trec_eval(trec_eval_bin, tmp_path):
     """Grades 0.5 and 2.7: trec_eval reads 0 and 2 and prints ndcg_cut_3 0.6697; the
     command prints the same bytes, with one line on stderr naming the file and line 1;
     preset="trec_eval" gives the numbers of the whole grades, bit for bit."""
