@@ -35,7 +35,7 @@ from .partition import Options, Scorer, SetScorer, check_options, read_as, score
 from .qrels import Qrels, load_qrels
 from .output import Output
 from .parts import LABELS, RUNID, Part, PartWriter, result_schema, tagged_part
-from .ppi import lined_up, refuse_human
+from .ppi import Lining, refuse_human
 from .report import LabelSets, Report, Runs
 from .totals import Totals
 from .scattered import Fixed, IdSpill, patch, rescore
@@ -161,37 +161,21 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
 def _with_ppi(source, src: io.Source, opts: Options, judged: Qrels, output: Output,
               progress: bool, options: dict) -> Report:
     """The evaluation with the LLM's judgments ``judged`` (its per-query results put
-    in ``output`` once all succeeded), with ``report.ppi``: the prediction-powered
-    means from the human judgments ``options["human_qrels"]``."""
+    in ``output``), with ``report.ppi``: the prediction-powered means from the
+    human judgments ``options["human_qrels"]``. The run is read and scored once
+    under both; the sums of the means are added as it goes, so nothing grows with
+    the number of queries but the per-query results asked for."""
     human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
                        opts.negative_labels, opts.preset, name="human_qrels")
-    staged = run_output(output, 0) if output.kind == "path" else Output(None, [])
-    report, llm, by_human = label_values(source, src, opts, judged, human, staged, progress)
-    report.ppi = lined_up(llm, by_human, opts.query, options["confidence"], options["ppi"])
-    if output.kind == "path":
-        report.per_query_path = output.commit([Part(llm.schema, len(llm),
-                                                    path=report.per_query_path)])
-    elif output.kind == "none":
-        report.forget_per_query()
+    _check_sample(_shared(judged.ids, human.ids), len(judged.ids), "judged by the LLM's qrels",
+                  human, "both qrels")
+    lining = Lining(opts.names)
+    report, _ = _run_sets(src, read_as(opts, source), [judged, human],
+                          [output, Output(False, [])], progress, [None, "human_qrels"], lining)
+    _check_sample(lining.n_shared, lining.n_queries, "scored with the LLM's judgments", human,
+                  "the run and of both qrels")
+    report.ppi = lining.estimate(options["confidence"], options["ppi"])
     return report
-
-
-def label_values(source, src: io.Source, opts: Options, llm: Qrels, human: Qrels,
-                 output: Output, progress: bool) -> tuple[Report, pa.Table, pa.Table]:
-    """The run ``src`` scored in one pass with the LLM's judgments ``llm`` (its
-    Report, its per-query results put in ``output``) and with the human judgments
-    ``human``: (the LLM's Report, its per-query table, the human labels' per-query
-    table, for the queries they judge). Each set's numbers are those it gives
-    alone. At least 2 of the queries the human judgments judge must be judged by
-    the LLM's (checked before the run is read) and scored with them."""
-    _check_sample(_shared(llm.ids, human.ids), len(llm.ids), "judged by the LLM's qrels", human,
-                  "both qrels")
-    report, by_human = _run_sets(src, read_as(opts, source), [llm, human],
-                                 [output, Output(None, [])], progress, [None, "human_qrels"])
-    values = report.per_query
-    _check_sample(_shared(values.column(opts.query), human.ids), len(values),
-                  "scored with the LLM's judgments", human, "the run and of both qrels")
-    return report, values, by_human.per_query
 
 
 def _shared(ids, judged) -> int:
@@ -430,11 +414,13 @@ def _run(src: io.Source, opts: Options, judged: Qrels | None, output: Output,
 
 
 def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progress: bool,
-              names: list | None = None) -> list[Report]:
+              names: list | None = None, lining: Lining | None = None) -> list[Report]:
     """``src`` scored under each of ``judged`` (the Qrels of a label set each, or
     ``[None]`` in list mode), in one pass over the run, each set's per-query
     results to its own of ``outputs``: one :class:`Report` a set. ``names``: the
-    label sets' names (for messages), None for one set."""
+    label sets' names (for messages), None for one set. ``lining``: with two sets
+    (the LLM's, the human labels), the prediction-powered sums, added as the
+    queries are scored."""
     schemas = [result_schema(opts.query, id_type(src.schema, opts.query, j, opts.complete),
                              opts.names, weight=opts.weight, extra=explain_columns(opts))
                for j in judged]
@@ -446,15 +432,18 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
     bar = Progress(src.num_rows, enabled=bool(progress))
     try:
         results = score_sets(src.batches(prefetch=True), scorers, writers, progress=bar,
-                             on_ids=spill.add if spill is not None else None)
+                             on_ids=spill.add if spill is not None else None,
+                             on_scored=lining)
         totals = [r.totals for r in results]
         n_missing = [0] * len(judged)
+        added = [None] * len(judged)  # complete=True: the judged queries the run lacks
         for i, (scorer, result) in enumerate(zip(scorers, results)):
             if scorer.qrels is not None:
                 missing = scorer.missing(result.seen)
                 n_missing[i] = 0 if missing is None else len(missing.ids)
                 if missing is not None and opts.complete:
                     totals[i] = totals[i].merge(writers[i].add(missing))
+                    added[i] = missing
     except BaseException:
         for w in writers:
             w.abort()
@@ -480,9 +469,11 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
                 # no per-query results to repair: run again, staging them on disk
                 for part in parts:
                     part.remove()
-                return _rerun_staged(src, opts, judged, names)
+                return _rerun_staged(src, opts, judged, names, lining)
             # the scattered queries read again once, and scored under every set
             scored = rescore(src.batches(), opts.query, dup, SetScorer(scorers))
+            if lining is not None:  # the sums saw fragments: add them again, whole
+                _sums_again(src, scorers, schemas, dup, scored, lining)
             for i, (schema, out) in enumerate(zip(schemas, outputs)):
                 fixed = Fixed(dup, [each[i] for each in scored], len(opts.names))
                 repaired = PartWriter(schema, out.part_path(1))
@@ -496,6 +487,8 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
                 new_totals.n_rows = totals[i].n_rows
                 totals[i] = new_totals
             n_scattered = len(dup)
+    if lining is not None:
+        lining(added)
     for i, result in enumerate(results):
         check_weights(totals[i], opts)
         check_nonempty(totals[i].n_rows, src.named,
@@ -573,11 +566,26 @@ def repeated_ids(src: io.Source, query: str, n_runs: int, spill: IdSpill | None 
     return spill.duplicates()  # (removes its files)
 
 
-def _rerun_staged(src: io.Source, opts: Options, judged: list, names: list | None
-                  ) -> list[Report]:
+def _sums_again(src: io.Source, scorers: list, schemas: list, dup: pa.Array, scored: list,
+                lining: Lining) -> None:
+    """The prediction-powered sums of a run whose queries ``dup`` are scattered:
+    ``lining`` emptied, the run scored again without them (nothing written), and
+    their whole-query results ``scored`` added."""
+    lining.reset(skip=dup)
+    score_sets(src.batches(), scorers, [PartWriter(schema, None, keep=False)
+                                        for schema in schemas], on_scored=lining)
+    lining.skip = None
+    for each in scored:
+        lining(each)
+
+
+def _rerun_staged(src: io.Source, opts: Options, judged: list, names: list | None,
+                  lining: Lining | None = None) -> list[Report]:
+    if lining is not None:
+        lining.reset()
     with tempfile.TemporaryDirectory(prefix="fastndcg-stage-") as tmp:
         staged = [Output(os.path.join(tmp, f"per_query-{i}"), []) for i in range(len(judged))]
-        reports = _run_sets(src, opts, judged, staged, False, names)
+        reports = _run_sets(src, opts, judged, staged, False, names, lining)
     for report in reports:
         report.forget_per_query()
     return reports

@@ -602,13 +602,15 @@ class SetScorer:
 
 def score_sets(batches: Iterator[pa.RecordBatch], scorers: list[Scorer],
                writers: list[PartWriter], *, edges: bool = False, progress=None, on_ids=None,
-               only: pa.Array | None = None, row0: int = 0) -> list[PartitionResult]:
+               only: pa.Array | None = None, row0: int = 0, on_scored=None
+               ) -> list[PartitionResult]:
     """:func:`score_partition` under several label sets at once: ``scorers[i]`` (the
     same options, each with its own qrels) writes to ``writers[i]``. The batches are
     read, grouped into queries and put in order once; each set is then joined and
     scored from that, and gives the very results it gives alone. One
     :class:`PartitionResult` a set (the edges and the order of the ids are the
-    same in each)."""
+    same in each). ``on_scored(rows)`` sees each chunk's results, one
+    :class:`Scored` a set (the prediction-powered sums are added from them)."""
     opts = scorers[0].opts
     several = SetScorer(scorers)
     totals = [Totals.empty(opts.names, weighted=opts.weight is not None) for _ in scorers]
@@ -625,7 +627,10 @@ def score_sets(batches: Iterator[pa.RecordBatch], scorers: list[Scorer],
             chunk = chunk.select(only)
             if chunk is None:
                 return
-        for i, s in enumerate(several.score_chunk(chunk)):
+        scored = several.score_chunk(chunk)
+        if on_scored is not None:
+            on_scored(scored)
+        for i, s in enumerate(scored):
             totals[i] = totals[i].merge(writers[i].add(s))
             if s.unjudged is not None:
                 unjudged[i].append(s.unjudged)

@@ -59,8 +59,8 @@ from . import _validate as V
 from .measures import summary_of
 from .tables import render
 
-__all__ = ["Sums", "PPI", "Estimate", "CONFIDENCE", "TUNED", "ASSUMPTION", "check_ppi",
-           "check_confidence", "refuse_human", "lined_up"]
+__all__ = ["Sums", "Lining", "PPI", "Estimate", "CONFIDENCE", "TUNED", "ASSUMPTION",
+           "check_ppi", "check_confidence", "refuse_human", "lined_up"]
 
 CONFIDENCE = 0.95
 TUNED = "tuned"
@@ -319,6 +319,100 @@ def _estimate(sums: list[Fraction], n: int, N: int, z: float, ppi) -> Estimate:
                     est_f, est_f - z * se, est_f + z * se, se, lam, n, N)
 
 
+def _means(names: list) -> list[int]:
+    """The columns of ``names`` averaged by a plain mean (the ones PPI estimates)."""
+    return [i for i, n in enumerate(names) if summary_of(n) == "mean"]
+
+
+def _matched(ids: pa.Array, hids: pa.Array) -> pa.Array:
+    """For each id of ``ids``, its position among ``hids`` (null where absent)."""
+    if ids.type != hids.type:
+        ids, hids = ids.cast(pa.large_string()), hids.cast(pa.large_string())
+    return pc.index_in(ids, value_set=hids)
+
+
+class Lining:
+    """:class:`Sums` added chunk by chunk while a run is scored under the LLM's and
+    the human labels at once: call it with each chunk's ``[llm_rows, human_rows]``
+    (per-query results: ``ids`` and ``values``, a column a measure of ``names``, in
+    the chunk's order; None for no rows). A query's two values are lined up by its
+    id within the chunk, so nothing is kept from one chunk to the next: the memory
+    stays flat at any number of queries, and the sums of the partitions of a run
+    merge (:meth:`merge`) to the very bits of one pass.
+
+    ``skip``: query ids whose rows are passed over (the fragments of queries
+    whose rows are not adjacent, added whole afterwards).
+
+    >>> from types import SimpleNamespace as Rows
+    >>> lining = Lining(["ndcg@10"])
+    >>> lining([Rows(ids=pa.array([1, 2, 3]), values=np.array([[0.9], [0.5], [0.7]])),
+    ...         Rows(ids=pa.array([1, 3]), values=np.array([[0.8], [0.6]]))])
+    >>> lining([Rows(ids=pa.array([4]), values=np.array([[0.2]])), None])
+    >>> e = lining.estimate(ppi=1.0).measures["ndcg@10"]
+    >>> e.n, e.N, round(e.estimate, 4)  # 0.35 + mean(0.8 - 0.9, 0.6 - 0.7)
+    (2, 2, 0.25)
+    """
+
+    def __init__(self, names: list, skip: pa.Array | None = None) -> None:
+        self.names = list(names)
+        self.cols = _means(self.names)
+        self.sums = Sums.empty([self.names[i] for i in self.cols])
+        self.skip = skip
+        self.n_queries = 0   # queries with a value under the LLM's labels
+        self.n_shared = 0    # ... and with one under the human labels
+
+    def __call__(self, rows: list) -> None:
+        llm, human = rows
+        if llm is not None and self.skip is not None:
+            llm = _without(llm, self.skip)
+        if human is not None and self.skip is not None:
+            human = _without(human, self.skip)
+        n_llm = 0 if llm is None else len(llm.ids)
+        n_human = 0 if human is None else len(human.ids)
+        if not n_llm:
+            self.sums.n_human_only += n_human
+            return
+        values = np.asarray(llm.values, np.float64)[:, self.cols]
+        if n_human:
+            where = _matched(llm.ids, human.ids)
+            labelled = where.is_valid().to_numpy(zero_copy_only=False)
+            pos = where.fill_null(0).to_numpy(zero_copy_only=False)
+            human_values = np.asarray(human.values, np.float64)[pos][:, self.cols]
+        else:
+            labelled = np.zeros(n_llm, bool)
+            human_values = np.full_like(values, np.nan)
+        shared = int(labelled.sum())
+        self.sums.add(values, human_values, labelled)
+        self.sums.n_human_only += n_human - shared
+        self.n_queries += n_llm
+        self.n_shared += shared
+
+    def reset(self, skip: pa.Array | None = None) -> None:
+        """Start again from no queries (passing over the ids ``skip``)."""
+        self.__init__(self.names, skip)
+
+    def merge(self, other: "Lining") -> "Lining":
+        """These sums and ``other``'s (another partition's; exact); returns self."""
+        self.sums.merge(other.sums)
+        self.n_queries += other.n_queries
+        self.n_shared += other.n_shared
+        return self
+
+    def estimate(self, confidence: float = CONFIDENCE, ppi: str | float = TUNED) -> PPI:
+        """The :class:`PPI` of the queries added."""
+        cols = set(self.cols)
+        return self.sums.estimate(confidence, ppi,
+                                  [n for i, n in enumerate(self.names) if i not in cols])
+
+
+def _without(rows, ids: pa.Array):
+    """``rows`` less those whose id is among ``ids`` (None when none is left)."""
+    keep = ~_matched(rows.ids, ids).is_valid().to_numpy(zero_copy_only=False)
+    if keep.all():
+        return rows
+    return rows.select(keep) if keep.any() else None
+
+
 def lined_up(llm: pa.Table, human: pa.Table, query: str, confidence: float = CONFIDENCE,
              ppi: str | float = TUNED) -> PPI:
     """The :class:`PPI` of two evaluations of one run: ``llm``, its per-query values
@@ -332,19 +426,15 @@ def lined_up(llm: pa.Table, human: pa.Table, query: str, confidence: float = CON
     >>> e.n, e.N, round(e.estimate, 4)  # 0.45 + mean(0.8 - 0.9, 0.4 - 0.5)
     (2, 2, 0.35)
     """
+    from types import SimpleNamespace as Rows
     names = [n for n in llm.column_names if n in human.column_names and n != query
              and pa.types.is_floating(llm.schema.field(n).type)]
-    means = [n for n in names if summary_of(n) == "mean"]
-    ids, hids = llm.column(query), human.column(query)
-    if ids.type != hids.type:
-        ids, hids = ids.cast(pa.large_string()), hids.cast(pa.large_string())
-    where = pc.index_in(ids, value_set=hids)
-    labelled = where.is_valid().to_numpy(zero_copy_only=False)
-    pos = where.fill_null(0).to_numpy(zero_copy_only=False)
-    values = np.column_stack([llm.column(n).to_numpy() for n in means])
-    human_values = np.column_stack([human.column(n).to_numpy()[pos] if len(human) else
-                                    np.full(len(pos), np.nan) for n in means])
-    sums = Sums.empty(means)
-    sums.add(values, human_values, labelled)
-    sums.n_human_only = len(human) - int(labelled.sum())
-    return sums.estimate(confidence, ppi, [n for n in names if n not in means])
+
+    def rows(t: pa.Table):
+        if not len(t):
+            return None
+        return Rows(ids=t.column(query).combine_chunks(),
+                    values=np.column_stack([t.column(n).to_numpy() for n in names]))
+    lining = Lining(names)
+    lining([rows(llm), rows(human)])
+    return lining.estimate(confidence, ppi)

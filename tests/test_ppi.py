@@ -341,6 +341,59 @@ def test_one_shot_reader(judged):
                                                                    abs=1e-15, rel=0)
 
 
+def _scattered(run: pa.Table) -> pa.Table:
+    """The run with every query's rows in two places: its odd rows after all the
+    even ones."""
+    odd = pa.array(np.arange(len(run)) % 2 == 1)
+    return pa.concat_tables([run.filter(pc.invert(odd)), run.filter(odd)])
+
+
+def _check_against_separate(r, llm, human, run, measures, **kw):
+    """``r.ppi`` equals ppi_py on the per-query values of two separate evaluations
+    of ``run``, lined up here by query id."""
+    alone = fastndcg.evaluate(run, qrels=llm, measure=measures, **kw).per_query
+    by_human = fastndcg.evaluate(run, qrels=human, measure=measures, **kw).per_query
+    ids = alone["query_id"].to_pylist()
+    human_of = {q: i for i, q in enumerate(by_human["query_id"].to_pylist())}
+    lab = np.array([q in human_of for q in ids])
+    rows = [human_of[q] for q in np.array(ids)[lab]]
+    for m, e in r.ppi.measures.items():
+        yhat = np.asarray(alone[m])
+        y = np.asarray(by_human[m])[rows]
+        _check(e, _oracle(y, yhat[lab], yhat[~lab], 0.95, None))
+        assert (e.n, e.N) == (int(lab.sum()), int((~lab).sum()))
+    return alone, by_human
+
+
+@pytest.mark.parametrize("per_query", [None, False, "path"])
+def test_scattered_queries(judged, per_query, tmp_path):
+    """A run whose queries' rows are not adjacent: the sums added as the run is
+    scored saw fragments, so they are made again from whole queries, whatever
+    happens to the per-query results (kept, written, or not kept)."""
+    llm, human, _ = judged
+    run = _scattered(read_trec_run(RUN))
+    kw = {"per_query": str(tmp_path / "pq.parquet")} if per_query == "path" else (
+        {} if per_query is None else {"per_query": False})
+    r = fastndcg.evaluate(run, qrels=llm, human_qrels=human, measure=MEASURES, **kw)
+    assert r.n_scattered == 50
+    _check_against_separate(r, llm, human, read_trec_run(RUN), MEASURES)
+    whole = fastndcg.evaluate(RUN, qrels=llm, human_qrels=human, measure=MEASURES)
+    assert r.ppi.to_dict() == whole.ppi.to_dict()  # exact sums: the order of rows is moot
+
+
+def test_complete_counts_queries_the_run_lacks(judged):
+    """complete=True: the judged queries the run lacks count with a value of 0, under
+    each set of judgments, and are lined up by id like the others."""
+    llm, human, _ = judged
+    run = read_trec_run(RUN)
+    ids = pc.unique(run["query_id"]).to_pylist()
+    short = run.filter(pc.invert(pc.is_in(run["query_id"], value_set=pa.array(ids[:6]))))
+    r = fastndcg.evaluate(short, qrels=llm, human_qrels=human, measure=MEASURES,
+                          complete=True)
+    alone, _ = _check_against_separate(r, llm, human, short, MEASURES, complete=True)
+    assert len(alone) == 50 and r.n_missing == 6
+
+
 # ---------------------------------------------------------------------------- simulation
 
 def _simulate(rng, n_logs, n, N, judge):
