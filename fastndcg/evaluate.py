@@ -167,13 +167,17 @@ def _with_ppi(source, src: io.Source, opts: Options, judged: Qrels, output: Outp
     the number of queries but the per-query results asked for."""
     human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
                        opts.negative_labels, opts.preset, name="human_qrels")
-    _check_sample(_shared(judged.ids, human.ids), len(judged.ids), "judged by the LLM's qrels",
-                  human, "both qrels")
+    if judged is not None:
+        _check_sample(_shared(judged.ids, human.ids), len(judged.ids),
+                      "judged by the LLM's qrels", human, "both qrels")
     lining = Lining(opts.names)
     report, _ = _run_sets(src, read_as(opts, source), [judged, human],
                           [output, Output(False, [])], progress, [None, "human_qrels"], lining)
-    _check_sample(lining.n_shared, lining.n_queries, "scored with the LLM's judgments", human,
-                  "the run and of both qrels")
+    _check_sample(lining.n_shared, lining.n_queries,
+                  "scored with the LLM's judgments" if judged is not None else
+                  "of the run (scored with its labels, the LLM's)", human,
+                  "the run and of both qrels" if judged is not None else
+                  "the run and of human_qrels")
     report.ppi = lining.estimate(options["confidence"], options["ppi"])
     return report
 
@@ -425,6 +429,8 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
                              opts.names, weight=opts.weight, extra=explain_columns(opts))
                for j in judged]
     scorers = [Scorer(opts, j) for j in judged]
+    if lining is not None:
+        scorers[1].keeps_unjudged = False  # the human sample: most queries are outside it
     writers = [PartWriter(schema, out.part_path(0), keep=out.kind != "none")
                for schema, out in zip(schemas, outputs)]
     # a one-shot reader cannot be read again to look for repeated ids: note them now
@@ -491,9 +497,14 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
         lining(added)
     for i, result in enumerate(results):
         check_weights(totals[i], opts)
+        n_run = None
+        if lining is not None and i == 1:  # the sample's unjudged ids are an example only
+            first = results[0].unjudged
+            n_run = (totals[0].n_queries - (n_missing[0] if opts.complete else 0)
+                     + (0 if first is None else len(first)))
         check_nonempty(totals[i].n_rows, src.named,
                        None if result.seen is None else result.seen.any(), result.unjudged,
-                       None if names is None else names[i])
+                       None if names is None else names[i], n_run)
     reports = []
     for i, (result, out) in enumerate(zip(results, outputs)):
         per_query = out.commit([parts[i]])
@@ -506,9 +517,10 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
 
 
 def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged,
-                   labels: str | None = None) -> None:
+                   labels: str | None = None, n_queries: int | None = None) -> None:
     """An empty log, or a run none of whose queries is judged, is an error, not NaN.
-    ``labels``: the name of the label set judging it, if one of several."""
+    ``labels``: the name of the label set judging it, if one of several.
+    ``n_queries``: the run's queries, where ``unjudged`` holds only some of them."""
     if n_rows == 0:
         if describe.startswith("the "):  # an object in memory ("the Arrow table given as ...")
             raise ValueError(f"{describe} holds no rows: it is empty (filtered to nothing, or "
@@ -517,9 +529,10 @@ def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudge
         raise ValueError(f"{describe} holds no rows (an empty file, a file without row "
                          f"groups, or a reader that was already read): nothing to evaluate")
     if judged_seen is not None and not judged_seen:
-        n = 0 if unjudged is None else len(unjudged)
+        n = n_queries if n_queries is not None else 0 if unjudged is None else len(unjudged)
         example = "" if not n else f" (e.g. run query {unjudged[0].as_py()!r})"
-        qrels = "the qrels" if labels is None else f"the qrels of label set {labels!r}"
+        qrels = ("the qrels" if labels is None else labels if labels == "human_qrels" else
+                 f"the qrels of label set {labels!r}")
         raise ValueError(f"none of the {n:,} queries of {describe} has a judgment in {qrels}"
                          f"{example}: do the run's and the qrels' query ids match (same "
                          f"spelling, same column)?")

@@ -380,14 +380,16 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            metavar="[NAME=]PATH", action="append", from_cli=_read_qrels),
     Option("human_qrels", None, "str | os.PathLike | pyarrow.Table | None", _as_read,
            "human judgments of a sample of the queries, read as ``qrels`` is, when ``qrels`` "
-           "holds an LLM's: ``report.ppi`` then gives each measure's prediction-powered mean "
+           "holds an LLM's (or, without ``qrels``, when the run's label column does: a log "
+           "labelled inline by an LLM): ``report.ppi`` then gives each measure's "
+           "prediction-powered mean "
            "and interval (:class:`fastndcg.ppi.PPI`), from the LLM-labelled queries and the "
            "human sample together; :func:`fastndcg.compare` gives the same for every paired "
            "difference of systems. The queries with human judgments are taken to be a uniform "
            "random sample of the queries.",
            ("--human-qrels",), "human judgments of a sample of the queries (TREC qrels or "
-                               "Parquet), with --qrels an LLM's: adds prediction-powered "
-                               "means and intervals", metavar="PATH"),
+                               "Parquet), with --qrels (or the run's labels) an LLM's: "
+                               "adds prediction-powered means and intervals", metavar="PATH"),
     Option("confidence", 0.95, "float", _confidence,
            "the level of the prediction-powered intervals (with ``human_qrels``), strictly "
            "between 0 and 1.",

@@ -162,18 +162,17 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
     if weight is not None and complete:
         raise ValueError("complete=True scores judged queries that are absent from the run, "
                          "and those have no weight; drop complete or weight")
-    if qrels is None and ties != "trec" and doc != "doc_id":  # named, but never read
+    human = o["human_qrels"] is not None  # joined by document, even in list mode
+    if qrels is None and ties != "trec" and not human and doc != "doc_id":  # never read
         raise ValueError(f"doc={V.shown(doc)} names the document column, which is read only "
                          f"with qrels= (to join judgments) or ties='trec' (to break ties by "
                          f"document id); drop doc, or pass one of them")
     roles = {query: "query", score: "score"}
     if qrels is None:
         roles[label] = "label"
-        if ties == "trec":
-            roles[doc] = "doc"
-    else:
+    if qrels is not None or ties == "trec" or human:
         roles[doc] = "doc"
-    if len(roles) < (3 if qrels is not None or ties != "trec" else 4):
+    if len(roles) < 2 + (qrels is None) + (doc in roles):
         raise ValueError(f"the query, doc, score and label columns must be different, got "
                          f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
     check_human(o, qrels is not None, weight)
@@ -201,7 +200,8 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
 def check_human(o: dict, qrels_mode: bool, weight: str | None) -> None:
     """The options of prediction-powered means (``human_qrels``, ``confidence``,
     ``ppi``): each valid, and ``confidence`` and ``ppi`` only with ``human_qrels``,
-    which needs ``qrels`` (the LLM's judgments) and unweighted means."""
+    which needs unweighted means. The LLM's labels are ``qrels`` or, in list mode,
+    the run's label column."""
     confidence, lam = O.check("confidence", o["confidence"]), O.check("ppi", o["ppi"])
     if o["human_qrels"] is None:
         changed = [f"{name}={value!r}" for name, value in (("confidence", confidence),
@@ -212,10 +212,6 @@ def check_human(o: dict, qrels_mode: bool, weight: str | None) -> None:
                              f"which need human_qrels=... (human judgments of a sample of the "
                              f"queries); pass it, or drop {' and '.join(changed)}")
         return
-    if not qrels_mode:
-        raise ValueError("human_qrels=... needs qrels=... (an LLM's judgments of the run): the "
-                         "prediction-powered mean corrects the LLM-labelled queries with the "
-                         "human sample")
     if weight is not None:
         raise ValueError(f"human_qrels=... gives prediction-powered means of queries counted "
                          f"once each; weighted ones (weight={weight!r}) are not supported: "
@@ -317,6 +313,10 @@ class Scorer:
         self.opts = opts
         self.qrels = qrels
         self._warned = False  # a grade was truncated (and said) in list mode
+        # the ids of the queries without judgments are kept (for their count, with
+        # duplicates across partitions taken out); a sample's judgments (human_qrels)
+        # leave most queries unjudged, and keep only the first chunk's, for messages
+        self.keeps_unjudged = True
 
     def score_chunk(self, chunk: Chunk) -> Scored:
         return self.score_ranked(self.rank(chunk))
@@ -632,7 +632,7 @@ def score_sets(batches: Iterator[pa.RecordBatch], scorers: list[Scorer],
             on_scored(scored)
         for i, s in enumerate(scored):
             totals[i] = totals[i].merge(writers[i].add(s))
-            if s.unjudged is not None:
+            if s.unjudged is not None and (scorers[i].keeps_unjudged or not unjudged[i]):
                 unjudged[i].append(s.unjudged)
             if s.judged is not None:
                 seen[i][s.judged] = True

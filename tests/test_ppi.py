@@ -276,8 +276,7 @@ def test_human_sample_outside_the_run(judged):
     sample = sorted({line.split()[0] for line in open(human)})
     for keep, message in ((1, r"human_qrels judge 1 of the 36 queries scored with the "
                                r"LLM's judgments.*at least 2"),
-                          (0, r"none of the 35 queries .* has a judgment in the qrels of "
-                              r"label set 'human_qrels'")):
+                          (0, r"none of the 35 queries .* has a judgment in human_qrels")):
         t = run.filter(pc.invert(pc.is_in(run["query_id"],
                                                           pa.array(sample[keep:]))))
         with pytest.raises(ValueError, match=message):
@@ -306,7 +305,7 @@ def test_options_that_need_each_other(judged):
     with pytest.raises(ValueError, match="confidence=0.9 set"):
         fastndcg.evaluate(RUN, qrels=llm, confidence=0.9)
     log = pa.table({"query_id": [1, 1], "score": [1.0, 0.5], "label": [1, 0]})
-    with pytest.raises(ValueError, match="human_qrels=... needs qrels="):
+    with pytest.raises(ValueError, match="doc_id"):  # the human labels join by document
         fastndcg.evaluate(log, human_qrels=human)
     wlog = pa.table({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 0.5],
                      "w": [1.0, 1.0]})
@@ -350,8 +349,9 @@ def _scattered(run: pa.Table) -> pa.Table:
 
 def _check_against_separate(r, llm, human, run, measures, **kw):
     """``r.ppi`` equals ppi_py on the per-query values of two separate evaluations
-    of ``run``, lined up here by query id."""
-    alone = fastndcg.evaluate(run, qrels=llm, measure=measures, **kw).per_query
+    of ``run`` (``llm`` None: the run's own labels), lined up here by query id."""
+    alone = fastndcg.evaluate(run, **({} if llm is None else {"qrels": llm}),
+                              measure=measures, **kw).per_query
     by_human = fastndcg.evaluate(run, qrels=human, measure=measures, **kw).per_query
     ids = alone["query_id"].to_pylist()
     human_of = {q: i for i, q in enumerate(by_human["query_id"].to_pylist())}
@@ -392,6 +392,40 @@ def test_complete_counts_queries_the_run_lacks(judged):
                           complete=True)
     alone, _ = _check_against_separate(r, llm, human, short, MEASURES, complete=True)
     assert len(alone) == 50 and r.n_missing == 6
+
+
+def _labelled_inline(run: pa.Table, qrels_path: str) -> pa.Table:
+    """The run with a label column: the grades of ``qrels_path`` (0 where unjudged),
+    as a log labelled by an LLM row by row."""
+    from fastndcg.io import read_trec_qrels
+    q = read_trec_qrels(qrels_path).select(["query_id", "doc_id", "label"])
+    joined = run.join(q, ["query_id", "doc_id"], join_type="left outer")
+    joined = joined.sort_by([("query_id", "ascending"), ("score", "descending"),
+                             ("doc_id", "ascending")])
+    return joined.set_column(joined.schema.get_field_index("label"), "label",
+                             pc.fill_null(joined["label"], 0))
+
+
+@pytest.mark.parametrize("ties", ["average", "trec"])
+def test_llm_labels_in_the_run(judged, ties):
+    """Without qrels, the run's own label column is the LLM's: a log judged row by row
+    by an LLM, corrected by a small human sample (human_qrels joined by document)."""
+    llm, human, _ = judged
+    run = _labelled_inline(read_trec_run(RUN), llm)
+    r = fastndcg.evaluate(run, human_qrels=human, measure=MEASURES, ties=ties)
+    assert r.mean == fastndcg.evaluate(run, measure=MEASURES, ties=ties).mean
+    alone, _ = _check_against_separate(r, None, human, run, MEASURES, ties=ties)
+    assert len(alone) == 50
+    with pytest.raises(ValueError, match="none of the 50 queries of .* has a judgment in "
+                                         "human_qrels \\(e.g. run query '321'\\)"):
+        fastndcg.evaluate(run, human_qrels=pa.table({"query_id": ["x"], "doc_id": ["d"],
+                                                     "label": [1]}), measure=MEASURES)
+    one = pc.equal(run["query_id"], run["query_id"][0])
+    with pytest.raises(ValueError, match="human_qrels judge 1 of the 50 queries of the run "
+                                         "\\(scored with its labels, the LLM's\\).*at least 2"):
+        fastndcg.evaluate(run, human_qrels=run.filter(one).select(["query_id", "doc_id",
+                                                                   "label"]),
+                          measure=MEASURES)
 
 
 # ---------------------------------------------------------------------------- simulation
