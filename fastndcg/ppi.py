@@ -279,7 +279,7 @@ class Sums:
             if N < 1:
                 raise ValueError(f"{name}: every query has human judgments, so there are no "
                                  f"LLM-labelled queries to add to them; the human labels' own "
-                                 f"mean (qrels=the human judgments) is the answer")
+                                 f"mean (the human judgments given as the qrels) is the answer")
             out[name] = _estimate(self._sums(m), n, N, z, ppi)
         return PPI(out, confidence, ppi, self.n_human_only, list(left_out))
 
