@@ -368,7 +368,8 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
             names, lining = HUMAN_SETS, Lining(opts.names)
         client_, cluster = _client(client, workers)
         reports = _run(client_, source, roles, opts, sets, outputs, batch_rows,
-                       partition_rows, names if several or lining else None, lining)
+                       partition_rows, names if several or lining is not None else None,
+                       lining)
         if several:
             seconds = time.perf_counter() - started
             for r in reports:
