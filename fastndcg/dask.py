@@ -31,6 +31,11 @@ How the work is cut and put back together:
   holding it dies (scattered data would be lost with it); they are small next to
   the run. Judged queries missing from the run are found by OR-ing the tasks'
   "seen" masks.
+* **Prediction-powered means** (``human_qrels=``): each task returns, with its
+  results under the LLM's and the human judgments, the exact sums of the means
+  of its queries (:class:`~fastndcg.ppi.Lining`, a few kilobytes); the client
+  merges them, adds the stitched queries, and takes scattered queries'
+  fragments out and puts them in whole: the bits of one machine.
 * **Results.** With ``per_query=PATH`` (a directory; created when missing) each
   task writes its part of the per-query results there itself; parts are staged
   in a hidden directory and moved into place when the run succeeded, so a
