@@ -31,6 +31,11 @@ How the work is cut and put back together:
   holding it dies (scattered data would be lost with it); they are small next to
   the run. Judged queries missing from the run are found by OR-ing the tasks'
   "seen" masks.
+* **Prediction-powered means** (``human_qrels=``): each task returns, with its
+  results under the LLM's and the human judgments, the exact sums of the means
+  of its queries (:class:`~fastndcg.ppi.Lining`, a few kilobytes); the client
+  merges them, adds the stitched queries, and takes scattered queries'
+  fragments out and puts them in whole: the bits of one machine.
 * **Results.** With ``per_query=PATH`` (a directory; created when missing) each
   task writes its part of the per-query results there itself; parts are staged
   in a hidden directory and moved into place when the run succeeded, so a
@@ -58,9 +63,9 @@ from . import _validate as V
 from . import io
 from ._arrow import as_numpy
 from .chunks import regroup
-from .options import takes_options
+from .options import bound, takes_options
 from .partition import explain_columns
-from .ppi import refuse_human
+from .ppi import Lining
 from .options import label_sets
 from .partition import (Options, PartitionResult, Scorer, SetScorer, check_options,
                         read_as, score_sets)
@@ -72,12 +77,13 @@ from .totals import Totals
 from .scattered import Fixed, duplicates_in, patch, rescore
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
-from .evaluate import (check_nonempty, finish, id_type, judgment_paths, load_judgments,
-                       open_run, run_output, set_parts)
+from .evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_nonempty,
+                       check_scored, finish, id_type, judgment_paths, load_human,
+                       load_judgments, open_run, run_output, set_parts)
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
 from .compare.stream import prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches,
-                     score_piece_sets, stitch)
+                     score_edges, score_piece_sets, stitch)
 
 __all__ = ["evaluate", "compare", "WarmKernels"]
 
@@ -104,10 +110,14 @@ def _set_threads() -> None:
         pass
 
 
-def _score_piece(piece: Piece, data, ctxs: list, qrels: list, slot: int
-                 ) -> list[tuple[PartitionResult, Part]]:
+def _score_piece(piece: Piece, data, ctxs: list, qrels: list, slot: int, lined: bool
+                 ) -> tuple[list[tuple[PartitionResult, Part]], Lining | None]:
+    """The piece scored under each label set (a ``(PartitionResult, Part)`` a set)
+    and, when ``lined`` (two sets: the LLM's and the human judgments), the
+    prediction-powered sums of its whole queries (a few kilobytes)."""
     _set_threads()
-    return score_piece_sets(piece, data, ctxs, qrels, slot)
+    lining = Lining(ctxs[0].opts.names) if lined else None
+    return score_piece_sets(piece, data, ctxs, qrels, slot, lining), lining
 
 
 def _piece_run_ids(piece: Piece, data, ctx: Context, skip_head: bool, n_buckets: int) -> list:
@@ -174,17 +184,19 @@ def _patch_part(part: Part, fixed: Fixed, home: np.ndarray, path: str | None) ->
     return new, totals
 
 
-def _fragment_totals(piece: Piece, data, ctxs: list, qrels: list, dup: pa.Array
-                     ) -> list[Totals]:
+def _fragment_totals(piece: Piece, data, ctxs: list, qrels: list, dup: pa.Array, lined: bool
+                     ) -> tuple[list[Totals], Lining | None]:
     """Totals of the piece's interior runs of scattered queries (scored as the first
     pass scored them) under each label set, to be taken out of the means when no
-    results are kept."""
+    results are kept; with ``lined``, their prediction-powered sums too (added by
+    the first pass as they are here, so taken out exactly)."""
     _set_threads()
     writers = [PartWriter(c.result_schema, None, keep=False) for c in ctxs]
+    lining = Lining(ctxs[0].opts.names) if lined else None
     results = score_sets(piece_batches(piece, data, ctxs[0]),
                          [Scorer(c.opts, q) for c, q in zip(ctxs, qrels)], writers,
-                         edges=True, only=dup)
-    return [r.totals for r in results]
+                         edges=True, only=dup, on_scored=lining)
+    return [r.totals for r in results], lining
 
 
 try:  # the plugin base class, when distributed is installed
@@ -301,6 +313,12 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     number for number (the per-query parts a set after another, a first column
     ``labels``).
 
+    With ``human_qrels=`` (``qrels=`` an LLM's judgments) each partition is scored
+    under both and returns the exact sums of the prediction-powered means
+    (:class:`fastndcg.ppi.Lining`, a few kilobytes), which the client merges:
+    ``report.ppi`` is :func:`fastndcg.evaluate`'s to the last bit, however the log
+    is cut, and the checks and their messages are the same.
+
     Parameters
     ----------
     source : a Parquet file, directory or glob (a local path or any fsspec URL), a
@@ -323,12 +341,15 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
     -------
     >>> import fastndcg.dask                                        # doctest: +SKIP
     >>> report = fastndcg.dask.evaluate("logs/", workers=2, k=[1, 10], per_query="out/")  # doctest: +SKIP
+    >>> report = fastndcg.dask.evaluate("run.txt", qrels="llm.txt", human_qrels="human.txt",
+    ...                                 workers=2, k=10)               # doctest: +SKIP
+    >>> report.ppi.measures["ndcg@10"].estimate                      # doctest: +SKIP
     """
     _require()
     started = time.perf_counter()
-    refuse_human(options, "fastndcg.dask.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
-    qrels = options.get("qrels")
+    qrels, human = options.get("qrels"), options.get("human_qrels")
+    check_human_beside(qrels, human)
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
             "default 16777216 suits most clusters")
     progress = V.flag(progress, "progress")
@@ -336,17 +357,24 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
         source = V.input_path(source, "source")  # (a URL is not stat-ed: passed on)
     _check_client(client, workers)
     inputs = [] if not isinstance(source, (str, os.PathLike)) else io.input_paths(source)
-    inputs += judgment_paths(qrels)
+    inputs += judgment_paths(qrels, human)
     output = Output(per_query, inputs, directory=True)
     several = label_sets(qrels) is not None
     client_, cluster = None, None
+    lining = None
     try:
         judged = load_judgments(qrels, opts)
         names = list(judged)
+        sets = list(judged.values())
         outputs = [run_output(output, j) for j in range(len(names))] if several else [output]
+        if human is not None:  # scored under the LLM's judgments and the human ones
+            sets.append(load_human(human, opts, judged[None]))
+            outputs.append(Output(False, []))
+            names, lining = HUMAN_SETS, Lining(opts.names)
         client_, cluster = _client(client, workers)
-        reports = _run(client_, source, roles, opts, list(judged.values()), outputs,
-                       batch_rows, partition_rows, names if several else None)
+        reports = _run(client_, source, roles, opts, sets, outputs, batch_rows,
+                       partition_rows, names if several or lining is not None else None,
+                       lining)
         if several:
             seconds = time.perf_counter() - started
             for r in reports:
@@ -361,16 +389,25 @@ def evaluate(source, *, client=None, workers: int | None = None, per_query=None,
         if cluster is not None:
             client_.close()
             cluster.close()
-    reports[0].seconds = time.perf_counter() - started
-    return reports[0]
+    report = reports[0]
+    if lining is not None:
+        options = bound(options)
+        report.ppi = lining.estimate(options["confidence"], options["ppi"])
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def _run(client, source, roles: dict, opts: Options, judged: list, outputs: list,
-         batch_rows: int, partition_rows: int, names: list | None = None) -> list[Report]:
+         batch_rows: int, partition_rows: int, names: list | None = None,
+         lining: Lining | None = None) -> list[Report]:
     """The log ``source`` scored on the cluster under each of ``judged`` (the Qrels
     of a label set each, or ``[None]`` in list mode), each partition read and
     ranked once, set ``j``'s per-query results to ``outputs[j]``: one Report a set.
-    ``names``: the label sets' names (for messages), None for one set."""
+    ``names``: the label sets' names (for messages), None for one set.
+    ``lining``: with two sets (the LLM's judgments, the human ones), the
+    prediction-powered sums, which the partitions' sums are merged into, exactly:
+    the stitched queries are added here, and scattered queries' fragments taken
+    out and the whole queries added, so they are those of one pass over the log."""
     _warm(client)
     pieces, schema, describe, inputs, _ = _pieces_of(source, roles, opts, batch_rows,
                                                      partition_rows, client)
@@ -381,52 +418,84 @@ def _run(client, source, roles: dict, opts: Options, judged: list, outputs: list
                     batch_rows, out.kind != "none", out.staging if out.kind == "path" else None)
             for j, out in zip(judged, outputs)]
     qrels_f = _shared(client, judged)
-    futures = [client.submit(_score_piece, p.meta(), p.data, ctxs, qrels_f, 2 * i + 1,
+    lined = lining is not None
+    futures = [client.submit(_score_piece, p.meta(), p.data, ctxs, qrels_f, 2 * i + 1, lined,
                              pure=False, retries=0)
                for i, p in enumerate(pieces)]
-    results = _gather(client, futures)  # per piece: (PartitionResult, Part) a set
+    results = []  # per piece: (PartitionResult, Part) a set
+    for piece_results, piece_lining in _gather(client, futures):
+        results.append(piece_results)
+        if lined:
+            lining.merge(piece_lining)
 
     # stitch the edges of consecutive pieces into whole queries, scored here
     scorers = [Scorer(opts, j) for j in judged]
     sts = [stitch([r[j] for r in results], opts, judged[j], outputs[j], ctxs[j].result_schema)
            for j in range(len(judged))]
     n_scattered = 0
+    dup = None
     if not sts[0].ordered:  # the run's order: the same under every set
         dup = _duplicates(client, pieces, ctxs[0], sts[0].joined,
                           sum(r[0][0].n_runs for r in results))
-        if dup is not None:
-            n_scattered = len(dup)
-            dup_f = _shared(client, dup)
-            rows = _gather(client, [client.submit(_piece_rows, p.meta(), p.data, ctxs[0], dup_f,
-                                                  pure=False) for p in pieces])
-            scored = rescore((b for t in rows if t is not None for b in t.to_batches()),
-                             opts.query, dup, SetScorer(scorers))
-            frag = None
-            if outputs[0].kind == "none":
-                frag = _gather(client, [client.submit(_fragment_totals, p.meta(), p.data, ctxs,
-                                                      qrels_f, dup_f, pure=False)
-                                        for p in pieces])
-            for j, st in enumerate(sts):
-                fixed = Fixed(dup, [each[j] for each in scored], len(opts.names))
-                if frag is None:
-                    _repair_parts(client, st.parts, st.slot_totals, fixed, dup, outputs[j])
-                    continue
-                # no parts to rewrite: take the fragments' totals out, put the whole
-                # queries in
-                taken = [f[j] for f in frag]
-                for tables in st.edges.done.values():
-                    for t in tables:
-                        taken.append(_only(scorers[j].score_chunk(regroup(t, opts.query)), dup,
-                                           opts.names))
-                total = Totals.of_rows(opts.names, fixed.whole())
-                for t in taken:
-                    total = total.subtract(t)
-                st.slot_totals[-1] = total
+    if lined:  # the stitched queries (scattered ones are added whole below)
+        edges = Lining(opts.names, skip=dup)
+        score_edges(sts[0].edges, scorers, edges)
+        lining.merge(edges)
+        if opts.complete:  # the judged queries the run lacks, under each set
+            lining([scorer.missing(st.seen) for scorer, st in zip(scorers, sts)])
+    if dup is not None:
+        n_scattered = len(dup)
+        _scattered(client, pieces, ctxs, qrels_f, scorers, sts, dup, outputs, lining)
+    if lined:  # every set checked, and the human sample, before anything is committed
+        for j, st in enumerate(sts):
+            check_finished(st.totals(opts.names, opts.weight is not None), st.n_rows, opts,
+                           st.seen, st.unjudged, describe, names[j])
+        check_scored(lining, judged[1], judged[0] is None)
     return [finish(st.totals(opts.names, opts.weight is not None), st.n_rows, opts, st.seen,
                    st.unjudged, [st.parts[s] for s in sorted(st.parts)], out, describe,
                    ctx.result_schema, n_missing=st.n_missing, n_scattered=n_scattered,
                    labels=None if names is None else names[j])
             for j, (st, out, ctx) in enumerate(zip(sts, outputs, ctxs))]
+
+
+def _scattered(client, pieces: list, ctxs: list, qrels_f, scorers: list, sts: list,
+               dup: pa.Array, outputs: list, lining: Lining | None) -> None:
+    """The queries ``dup`` whose rows are not adjacent, read again and scored whole,
+    put in place of their fragments: in each set's parts (rewritten), or, with no
+    results kept, in its totals (the fragments' totals taken out); and in the
+    prediction-powered sums ``lining`` (the fragments' sums taken out)."""
+    opts = ctxs[0].opts
+    dup_f = _shared(client, dup)
+    rows = _gather(client, [client.submit(_piece_rows, p.meta(), p.data, ctxs[0], dup_f,
+                                          pure=False) for p in pieces])
+    scored = rescore((b for t in rows if t is not None for b in t.to_batches()),
+                     opts.query, dup, SetScorer(scorers))
+    kept = [out.kind != "none" for out in outputs]
+    frag = []
+    if not all(kept) or lining is not None:
+        frag = _gather(client, [client.submit(_fragment_totals, p.meta(), p.data, ctxs,
+                                              qrels_f, dup_f, lining is not None, pure=False)
+                                for p in pieces])
+    if lining is not None:
+        for _, piece_lining in frag:
+            lining.subtract(piece_lining)
+        for each in scored:
+            lining(each)
+    for j, st in enumerate(sts):
+        fixed = Fixed(dup, [each[j] for each in scored], len(opts.names))
+        if kept[j]:
+            _repair_parts(client, st.parts, st.slot_totals, fixed, dup, outputs[j])
+            continue
+        # no parts to rewrite: take the fragments' totals out, put the whole queries in
+        taken = [totals[j] for totals, _ in frag]
+        for tables in st.edges.done.values():
+            for t in tables:
+                taken.append(_only(scorers[j].score_chunk(regroup(t, opts.query)), dup,
+                                   opts.names))
+        total = Totals.of_rows(opts.names, fixed.whole())
+        for t in taken:
+            total = total.subtract(t)
+        st.slot_totals[-1] = total
 
 
 def _duplicates(client, pieces: list, ctx: Context, joined: list, n_runs: int

@@ -41,7 +41,8 @@ from .totals import Totals
 from .scattered import Fixed, IdSpill, patch, rescore
 
 __all__ = ["evaluate", "evaluate_runs", "Runs", "LabelSets", "RunidClash", "Report", "Totals",
-           "check_options", "id_type", "open_run"]
+           "check_options", "id_type", "open_run", "check_human_beside", "load_human",
+           "check_scored", "HUMAN_SETS"]
 
 
 def id_type(schema: pa.Schema | None, query: str, qrels: Qrels | None, complete: bool
@@ -130,12 +131,8 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
     progress = V.flag(progress, "progress")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels, human = options.get("qrels"), options.get("human_qrels")
-    if human is not None and label_sets(qrels) is not None:
-        raise ValueError("human_qrels= is compared with one source of judgments in qrels= (the "
-                         "LLM's), not with label sets; pass qrels=<the LLM's judgments>, or "
-                         "drop human_qrels= and give the human judgments as a label set")
-    output = Output(per_query, io.input_paths(source) + judgment_paths(qrels)
-                    + ([] if human is None else io.input_paths(human)))
+    check_human_beside(qrels, human)
+    output = Output(per_query, io.input_paths(source) + judgment_paths(qrels, human))
     try:
         judged = load_judgments(qrels, opts)
         src = open_run(source, opts, roles, batch_rows)
@@ -165,21 +162,58 @@ def _with_ppi(source, src: io.Source, opts: Options, judged: Qrels, output: Outp
     human judgments ``options["human_qrels"]``. The run is read and scored once
     under both; the sums of the means are added as it goes, so nothing grows with
     the number of queries but the per-query results asked for."""
-    human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
-                       opts.negative_labels, opts.preset, name="human_qrels")
-    if judged is not None:
-        _check_sample(_shared(judged.ids, human.ids), len(judged.ids),
-                      "judged by the LLM's qrels", human, "both qrels")
+    human = load_human(options["human_qrels"], opts, judged)
     lining = Lining(opts.names)
     report, _ = _run_sets(src, read_as(opts, source), [judged, human],
-                          [output, Output(False, [])], progress, [None, "human_qrels"], lining)
-    _check_sample(lining.n_shared, lining.n_queries,
-                  "scored with the LLM's judgments" if judged is not None else
-                  "of the run (scored with its labels, the LLM's)", human,
-                  "the run and of both qrels" if judged is not None else
-                  "the run and of human_qrels")
+                          [output, Output(False, [])], progress, HUMAN_SETS, lining)
     report.ppi = lining.estimate(options["confidence"], options["ppi"])
     return report
+
+
+# the names of the two sets of judgments of prediction-powered means, in messages: the
+# LLM's (qrels=, named as one source is) and the human ones
+HUMAN_SETS = [None, "human_qrels"]
+
+
+def check_human_beside(qrels, human) -> None:
+    """``human_qrels=`` (``human``) is compared with one source of judgments in
+    ``qrels=``, the LLM's: label sets beside it are refused before anything is read.
+
+    >>> check_human_beside("llm.txt", "human.txt")
+    """
+    if human is not None and label_sets(qrels) is not None:
+        raise ValueError("human_qrels= is compared with one source of judgments in qrels= (the "
+                         "LLM's), not with label sets; pass qrels=<the LLM's judgments>, or "
+                         "drop human_qrels= and give the human judgments as a label set")
+
+
+def load_human(human, opts: Options, judged: Qrels | None) -> Qrels:
+    """The human judgments ``human`` (``human_qrels=``) read as the LLM's ``judged``
+    were, checked to judge at least 2 of the queries the LLM's judge, before the
+    run is read (the sample of prediction-powered means). ``judged`` None: the
+    LLM's labels are the run's (list mode), checked once it is scored."""
+    out = load_qrels(human, opts.query, opts.doc, opts.label, opts.gain,
+                     opts.negative_labels, opts.preset, name="human_qrels")
+    if judged is not None:
+        _check_sample(_shared(judged.ids, out.ids), len(judged.ids),
+                      "judged by the LLM's qrels", out, "both qrels")
+    return out
+
+
+def check_scored(lining: Lining, human: Qrels, inline: bool = False) -> None:
+    """The prediction-powered sums ``lining`` of a scored run hold a human sample of
+    at least 2 of the queries scored with the LLM's judgments (``human``: the
+    human judgments, named in the message; ``inline``: the LLM's labels are the
+    run's own), and each measure the queries its estimate needs: checked before
+    any result is committed."""
+    if inline:
+        _check_sample(lining.n_shared, lining.n_queries,
+                      "of the run (scored with its labels, the LLM's)", human,
+                      "the run and of human_qrels")
+    else:
+        _check_sample(lining.n_shared, lining.n_queries, "scored with the LLM's judgments",
+                      human, "the run and of both qrels")
+    lining.sums.check()
 
 
 def _shared(ids, judged) -> int:
@@ -224,10 +258,11 @@ def one_source(qrels, where: str) -> None:
                          f"{where} once a set")
 
 
-def judgment_paths(qrels) -> list[str]:
-    """The files the judgments read (every label set's): an output must be none of them."""
+def judgment_paths(qrels, human=None) -> list[str]:
+    """The files the judgments read (every label set's, and ``human``'s, the
+    ``human_qrels=``): an output must be none of them."""
     sets = label_sets(qrels)
-    sources = [qrels] if sets is None else list(sets.values())
+    sources = ([qrels] if sets is None else list(sets.values())) + [human]
     return [p for q in sources if q is not None for p in io.input_paths(q)]
 
 
@@ -424,7 +459,8 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
     results to its own of ``outputs``: one :class:`Report` a set. ``names``: the
     label sets' names (for messages), None for one set. ``lining``: with two sets
     (the LLM's, the human labels), the prediction-powered sums, added as the
-    queries are scored."""
+    queries are scored (and checked, :func:`check_scored`, before any result is
+    committed)."""
     schemas = [result_schema(opts.query, id_type(src.schema, opts.query, j, opts.complete),
                              opts.names, weight=opts.weight, extra=explain_columns(opts))
                for j in judged]
@@ -505,6 +541,8 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
         check_nonempty(totals[i].n_rows, src.named,
                        None if result.seen is None else result.seen.any(), result.unjudged,
                        None if names is None else names[i], n_run)
+    if lining is not None:  # before anything is committed: a failed run writes nothing
+        check_scored(lining, judged[1], judged[0] is None)
     reports = []
     for i, (result, out) in enumerate(zip(results, outputs)):
         per_query = out.commit([parts[i]])
@@ -544,18 +582,27 @@ def finish(totals: Totals, n_rows: int, opts: Options, seen: Any, unjudged: list
     """The merged results of a distributed run (Dask, Spark) as one Report: the
     checks of an empty or weightless log, the parts committed, the counts.
     ``labels``: the name of the label set scored, if one of several."""
-    from ._arrow import concat_ids
     totals.n_rows = n_rows
-    check_weights(totals, opts)
-    found = [u for u in unjudged if len(u)]
-    unjudged_ids = pa.concat_arrays(concat_ids(found)) if found else None
-    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids,
-                   labels)
+    unjudged_ids = check_finished(totals, n_rows, opts, seen, unjudged, describe, labels)
     per_query = output.commit(parts)
     n_unjudged = 0 if unjudged_ids is None else len(pc.unique(unjudged_ids))
     return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=opts.qrels_mode, source=describe,
                   n_scattered=n_scattered, schema=schema_out, inputs=output.inputs)
+
+
+def check_finished(totals: Totals, n_rows: int, opts: Options, seen: Any, unjudged: list,
+                   describe: str, labels: str | None = None) -> pa.Array | None:
+    """The checks :func:`finish` makes of a distributed run's merged results (an empty
+    or weightless log, no judged query), before anything is committed; returns the
+    unjudged query ids (None: none)."""
+    from ._arrow import concat_ids
+    check_weights(totals, opts)
+    found = [u for u in unjudged if len(u)]
+    unjudged_ids = pa.concat_arrays(concat_ids(found)) if found else None
+    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids,
+                   labels)
+    return unjudged_ids
 
 
 def check_weights(totals: Totals, opts: Options) -> None:

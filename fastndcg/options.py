@@ -384,7 +384,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "labelled inline by an LLM): ``report.ppi`` then gives each measure's "
            "prediction-powered mean "
            "and interval (:class:`fastndcg.ppi.PPI`), from the LLM-labelled queries and the "
-           "human sample together; :func:`fastndcg.compare` gives the same for every paired "
+           "human sample together, on one machine or (:func:`fastndcg.dask.evaluate`) on Dask "
+           "with the same bits; :func:`fastndcg.compare` gives the same for every paired "
            "difference of systems. The queries with human judgments are taken to be a uniform "
            "random sample of the queries.",
            ("--human-qrels",), "human judgments of a sample of the queries (TREC qrels or "

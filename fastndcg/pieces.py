@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from . import io
 from .chunks import regroup
-from .partition import Options, PartitionResult, Scorer, score_sets, sorted_before
+from .partition import (Options, PartitionResult, Scorer, SetScorer, score_sets,
+                        sorted_before)
 from .qrels import Qrels
 from .output import Output
 from .parts import Part, PartWriter
@@ -181,17 +182,20 @@ def score_piece(piece: Piece, data, ctx: Context, qrels: Qrels | None, slot: int
     return score_piece_sets(piece, data, [ctx], [qrels], slot)[0]
 
 
-def score_piece_sets(piece: Piece, data, ctxs: list, qrels: list, slot: int) -> list:
+def score_piece_sets(piece: Piece, data, ctxs: list, qrels: list, slot: int,
+                     on_scored=None) -> list:
     """:func:`score_piece` under several label sets, the piece read and ranked once
     (:func:`~fastndcg.partition.score_sets`): set ``j`` scored with ``qrels[j]``,
-    its part written as ``ctxs[j]`` says. One ``(PartitionResult, Part)`` a set."""
+    its part written as ``ctxs[j]`` says. One ``(PartitionResult, Part)`` a set.
+    ``on_scored``: as :func:`~fastndcg.partition.score_sets` takes it (sees the
+    results of the piece's whole queries, not its edges)."""
     writers = [PartWriter(c.result_schema, None if c.staging is None else
                           os.path.join(c.staging, f"part-{slot:06d}.parquet"), keep=c.keep)
                for c in ctxs]
     try:
         results = score_sets(piece_batches(piece, data, ctxs[0]),
                              [Scorer(c.opts, q) for c, q in zip(ctxs, qrels)], writers,
-                             edges=True, row0=piece.row0)
+                             edges=True, row0=piece.row0, on_scored=on_scored)
     except BaseException:
         for w in writers:
             w.abort()
@@ -236,6 +240,20 @@ class Edges:
 def first_id(table: pa.Table, query: str):
     from ._arrow import plain_ids
     return plain_ids(table.column(query).slice(0, 1))[0].as_py()
+
+
+def score_edges(edges: Edges, scorers: list, on_scored) -> None:
+    """The queries stitched from the pieces' edges (``edges``, after :func:`stitch`)
+    scored again under every label set at once (``scorers``: a
+    :class:`~fastndcg.partition.Scorer` a set), each chunk's results passed to
+    ``on_scored`` as :func:`~fastndcg.partition.score_sets` passes them (the
+    prediction-powered sums line the sets up by query). At most two small
+    queries a piece."""
+    several = SetScorer(scorers)
+    query = scorers[0].opts.query
+    for tables in edges.done.values():
+        for t in tables:
+            on_scored(several.score_chunk(regroup(t, query)))
 
 
 @dataclass

@@ -102,13 +102,18 @@ def check_confidence(value, name: str = "confidence") -> float:
 
 
 def refuse_human(options: dict, where: str) -> None:
-    """Prediction-powered means are given by :func:`fastndcg.evaluate`, one run at a
-    time on one machine: ``human_qrels=`` given to ``where`` (several runs, Dask,
-    Spark) is refused, with the fix."""
+    """Prediction-powered means are given one run at a time, by
+    :func:`fastndcg.evaluate` on one machine and :func:`fastndcg.dask.evaluate` on
+    Dask: ``human_qrels=`` given to ``where`` (several runs, Spark) is refused,
+    with the fix.
+
+    >>> refuse_human({"human_qrels": None}, "fastndcg.evaluate.evaluate_runs")
+    """
     if options.get("human_qrels") is not None:
         raise ValueError(f"{where}() does not take human_qrels=: prediction-powered means are "
-                         f"given by fastndcg.evaluate, one run at a time on one machine; call "
-                         f"it for each run with human_qrels=, or drop human_qrels here")
+                         f"given one run at a time, by fastndcg.evaluate on one machine or "
+                         f"fastndcg.dask.evaluate on Dask; call one of them for each run with "
+                         f"human_qrels=, or drop human_qrels here")
 
 
 @dataclass
@@ -249,16 +254,37 @@ class Sums:
 
     def merge(self, other: "Sums") -> "Sums":
         """These sums and ``other``'s (exact); returns self."""
+        return self._combine(other, 1)
+
+    def subtract(self, other: "Sums") -> "Sums":
+        """These sums without ``other``'s, queries (or fragments of queries) that were
+        added to them: exact, as the limbs are integers, so taking queries out and
+        adding them again gives the very bits of never having taken them out;
+        returns self.
+
+        >>> a, b = Sums.empty(["m"]), Sums.empty(["m"])
+        >>> a.add(np.array([[0.1], [0.7]]), np.array([[0.3], [np.nan]]), np.array([True, False]))
+        >>> b.add(np.array([[0.7]]), np.array([[np.nan]]), np.array([False]))
+        >>> once = Sums.empty(["m"])
+        >>> once.add(np.array([[0.1]]), np.array([[0.3]]), np.array([True]))
+        >>> a = a.subtract(b)
+        >>> (int(a.N[0]), np.array_equal(a.unlabelled, once.unlabelled),
+        ...  np.array_equal(a.labelled, once.labelled))
+        (0, True, True)
+        """
+        return self._combine(other, -1)
+
+    def _combine(self, other: "Sums", sign: int) -> "Sums":
         from . import _kernels as K
         if self.names != other.names:
             raise ValueError(f"cannot merge the sums of {self.names} and {other.names}")
-        self.n += other.n
-        self.N += other.N
-        self.labelled += other.labelled
-        self.unlabelled += other.unlabelled
+        self.n += sign * other.n
+        self.N += sign * other.N
+        self.labelled += sign * other.labelled
+        self.unlabelled += sign * other.unlabelled
         K.fix_normalize(self.labelled.reshape(-1, K.FIX_LIMBS))
         K.fix_normalize(self.unlabelled.reshape(-1, K.FIX_LIMBS))
-        self.n_human_only += other.n_human_only
+        self.n_human_only += sign * other.n_human_only
         return self
 
     def estimate(self, confidence: float = CONFIDENCE, ppi: str | float = TUNED,
@@ -267,8 +293,16 @@ class Sums:
         human judgments and 1 without (a ValueError names the measure)."""
         confidence = check_confidence(confidence)
         ppi = check_ppi(ppi)
+        self.check()
         z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-        out = {}
+        out = {name: _estimate(self._sums(m), int(self.n[m]), int(self.N[m]), z, ppi)
+               for m, name in enumerate(self.names)}
+        return PPI(out, confidence, ppi, self.n_human_only, list(left_out))
+
+    def check(self) -> None:
+        """What :meth:`estimate` needs of the queries: each measure at least 2 with
+        human judgments and 1 without (a ValueError names the first measure short
+        of them), so that an evaluation can fail before it commits anything."""
         for m, name in enumerate(self.names):
             n, N = int(self.n[m]), int(self.N[m])
             if n < 2:
@@ -280,8 +314,6 @@ class Sums:
                 raise ValueError(f"{name}: every query has human judgments, so there are no "
                                  f"LLM-labelled queries to add to them; the human labels' own "
                                  f"mean (the human judgments given as the qrels) is the answer")
-            out[name] = _estimate(self._sums(m), n, N, z, ppi)
-        return PPI(out, confidence, ppi, self.n_human_only, list(left_out))
 
     def _sums(self, m: int) -> list[Fraction]:
         from . import _kernels as K
@@ -396,6 +428,15 @@ class Lining:
         self.sums.merge(other.sums)
         self.n_queries += other.n_queries
         self.n_shared += other.n_shared
+        return self
+
+    def subtract(self, other: "Lining") -> "Lining":
+        """These sums without ``other``'s, rows that were added to them (the fragments
+        of queries whose rows are not adjacent, added again whole; exact); returns
+        self."""
+        self.sums.subtract(other.sums)
+        self.n_queries -= other.n_queries
+        self.n_shared -= other.n_shared
         return self
 
     def estimate(self, confidence: float = CONFIDENCE, ppi: str | float = TUNED) -> PPI:

@@ -204,6 +204,16 @@ def test_per_query_written_only_on_success(judged, tmp_path):
     with pytest.raises(ValueError, match="human sample of at least 2"):
         fastndcg.evaluate(RUN, qrels=llm, human_qrels=str(one), k=10, per_query=str(out2))
     assert not out2.exists() and sorted(os.listdir(tmp_path)) == ["pq.parquet"]
+    # failures found once the run is scored come before anything is committed too
+    run = read_trec_run(RUN)
+    but_one = sorted({line.split()[0] for line in open(human)})[1:]
+    short = run.filter(pc.invert(pc.is_in(run["query_id"], pa.array(but_one))))
+    for source, judges, message in ((short, human, "judge 1 of the 36 queries scored"),
+                                    (RUN, QRELS, "every query has human judgments")):
+        with pytest.raises(ValueError, match=message):
+            fastndcg.evaluate(source, qrels=llm, human_qrels=judges, k=10,
+                              per_query=str(out2))
+        assert not out2.exists() and sorted(os.listdir(tmp_path)) == ["pq.parquet"]
 
 
 def test_output_text_and_json(judged):
@@ -313,11 +323,11 @@ def test_options_that_need_each_other(judged):
         fastndcg.evaluate(wlog, qrels=llm, human_qrels=human, weight="w")
     with pytest.raises(ValueError, match="evaluate_runs\\(\\) does not take human_qrels="):
         evaluate_runs([RUN], qrels=llm, human_qrels=human)
-    for engine in (fastndcg.dask, fastndcg.spark):
-        with pytest.raises(ValueError, match=f"{engine.__name__}.evaluate\\(\\) does not take "
-                                             f"human_qrels="):
-            engine.evaluate(RUN, qrels=llm, human_qrels=human)
-    # compare takes them on one machine (tests/test_ppi_compare.py); Dask's refuses them
+    with pytest.raises(ValueError, match="fastndcg.spark.evaluate\\(\\) does not take "
+                                         "human_qrels="):
+        fastndcg.spark.evaluate(RUN, qrels=llm, human_qrels=human)
+    # Dask's evaluate takes them (test_dask_*); compare takes them on one machine
+    # (tests/test_ppi_compare.py), Dask's refuses them
     with pytest.raises(ValueError, match="fastndcg.dask.compare\\(\\) does not take "
                                          "human_qrels="):
         fastndcg.dask.compare(RUN, ["a", "b"], human_qrels=human)
@@ -478,3 +488,157 @@ def test_coverage_by_simulation(judge):
         llm_covered = np.mean([abs(e.llm_mean - truth) <= (e.high - e.low) / 2 for e in est])
         assert llm_covered == 0.0  # ... and an interval around it would never cover
         assert width < human_width  # the bias costs nothing: the rectifier absorbs it
+
+
+# ---------------------------------------------------------------------------- on Dask
+
+def _bits(ppi) -> str:
+    """The prediction-powered means to the bit: ``repr`` writes each float so that
+    it reads back exactly (and tells -0.0 from 0.0)."""
+    return repr(ppi.to_dict())
+
+
+def _parquet_run(tmp_path) -> str:
+    """The real run as a directory of Parquet files of 1,000-row groups, so the
+    pieces of a Dask run are row groups and queries straddle them."""
+    import pyarrow.parquet as pq
+    d = tmp_path / "run"
+    d.mkdir()
+    run = read_trec_run(RUN)
+    half = len(run) // 2 + 321  # files cut inside a query too
+    pq.write_table(run.slice(0, half), d / "a.parquet", row_group_size=1000)
+    pq.write_table(run.slice(half), d / "b.parquet", row_group_size=1000)
+    return str(d)
+
+
+@pytest.mark.parametrize("source, partition_rows", [(RUN, 500), (RUN, 3000), (RUN, 1 << 24),
+                                                    ("parquet", 2000)],
+                         ids=["500-rows", "3000-rows", "one-partition", "parquet-row-groups"])
+def test_dask_equals_one_machine(judged, dask_client, tmp_path, source, partition_rows):
+    """``fastndcg.dask.evaluate(..., human_qrels=)``: each partition's sums, merged,
+    with the queries stitched across partitions added on the client, are one
+    machine's to the bit, however the log is cut (the real run is 50 queries of
+    up to 1,000 rows: 500-row partitions cut every query)."""
+    llm, human, _ = judged
+    if source == "parquet":
+        source = _parquet_run(tmp_path)
+    one = fastndcg.evaluate(source, qrels=llm, human_qrels=human, measure=MEASURES)
+    got = fastndcg.dask.evaluate(source, qrels=llm, human_qrels=human, measure=MEASURES,
+                                 client=dask_client, partition_rows=partition_rows)
+    assert _bits(got.ppi) == _bits(one.ppi)
+    assert got.ppi.measures["ndcg@10"].n == 15 and got.ppi.measures["ndcg@10"].N == 35
+    assert got.per_query.equals(one.per_query)  # the report is the LLM judgments' one
+    assert got.n_queries == one.n_queries == 50
+
+
+def test_dask_options_reach_the_estimate(judged, dask_client):
+    llm, human, _ = judged
+    kw = dict(qrels=llm, human_qrels=human, measure="nDCG@10 AP", confidence=0.8, ppi=0.5)
+    got = fastndcg.dask.evaluate(RUN, client=dask_client, partition_rows=3000,
+                                 per_query=False, **kw)
+    assert got.ppi.method == "PPI with λ = 0.5" and got.ppi.confidence == 0.8
+    assert _bits(got.ppi) == _bits(fastndcg.evaluate(RUN, **kw).ppi)
+
+
+@pytest.mark.parametrize("per_query", [None, False, "path"])
+def test_dask_scattered_queries(judged, dask_client, per_query, tmp_path):
+    """A log whose queries' rows are not adjacent: the partitions' sums saw
+    fragments, which are taken out exactly and the whole queries put in, so the
+    answer is one machine's, and the whole run's, to the bit."""
+    llm, human, _ = judged
+    run = _scattered(read_trec_run(RUN))
+    kw = {"per_query": str(tmp_path / "pq")} if per_query == "path" else (
+        {} if per_query is None else {"per_query": False})
+    got = fastndcg.dask.evaluate(run, qrels=llm, human_qrels=human, measure=MEASURES,
+                                 client=dask_client, partition_rows=3000, **kw)
+    one = fastndcg.evaluate(run, qrels=llm, human_qrels=human, measure=MEASURES)
+    assert got.n_scattered == one.n_scattered == 50
+    assert _bits(got.ppi) == _bits(one.ppi)
+    whole = fastndcg.evaluate(RUN, qrels=llm, human_qrels=human, measure=MEASURES,
+                              per_query=False)
+    assert _bits(got.ppi) == _bits(whole.ppi)
+    if per_query is not False:
+        assert got.per_query.equals(one.per_query)
+
+
+@pytest.mark.parametrize("partition_rows", [3000, 1 << 24])
+def test_dask_complete(judged, dask_client, partition_rows):
+    """complete=True: the judged queries the run lacks are lined up on the client,
+    as one machine lines them up after its pass."""
+    llm, human, _ = judged
+    run = read_trec_run(RUN)
+    ids = pc.unique(run["query_id"]).to_pylist()
+    short = run.filter(pc.invert(pc.is_in(run["query_id"], value_set=pa.array(ids[:6]))))
+    kw = dict(qrels=llm, human_qrels=human, measure=MEASURES, complete=True)
+    got = fastndcg.dask.evaluate(short, client=dask_client, partition_rows=partition_rows,
+                                 **kw)
+    one = fastndcg.evaluate(short, **kw)
+    assert got.n_missing == one.n_missing == 6
+    assert _bits(got.ppi) == _bits(one.ppi)
+    assert got.ppi.measures["ap"].n + got.ppi.measures["ap"].N == 50
+
+
+def _error(fn, *args, **kwargs) -> tuple[type, str]:
+    with pytest.raises((ValueError, TypeError)) as err:
+        fn(*args, **kwargs)
+    return err.type, str(err.value)
+
+
+def _run_file(tmp_path, run: pa.Table) -> str:
+    path = tmp_path / "run.txt"
+    with open(path, "w") as f:
+        for q, d, s in zip(*(run[c].to_pylist() for c in ("query_id", "doc_id", "score"))):
+            f.write(f"{q} Q0 {d} 0 {s!r} tag\n")
+    return str(path)
+
+
+def test_dask_refuses_as_one_machine(judged, dask_client, tmp_path):
+    """Every bad input gets one machine's error, word for word: a human sample of
+    fewer than 2 queries (of the qrels, or of the queries the run holds), no
+    overlap, ppi or confidence out of range, label sets beside human_qrels, every
+    query judged by people; and nothing is written when it fails."""
+    llm, human, d = judged
+    first = open(human).readline().split()[0]
+    one = tmp_path / "one.txt"
+    one.write_text("".join(line for line in open(human) if line.split()[0] == first))
+    other = tmp_path / "other.txt"
+    other.write_text("nosuchquery 0 doc1 1\nnosuchquery2 0 doc2 1\n")
+    run = read_trec_run(RUN)
+    sample = sorted({line.split()[0] for line in open(human)})
+    outside = {keep: _run_file(tmp_path / str(keep), run.filter(pc.invert(pc.is_in(
+        run["query_id"], pa.array(sample[keep:]))))) for keep in (0, 1)
+        if not (tmp_path / str(keep)).mkdir()}
+    cases = [
+        (RUN, dict(human_qrels=str(one)), "judge 1 of the 50 queries judged by the LLM"),
+        (RUN, dict(human_qrels=str(other)), "human_qrels judge 0 of the 50 queries"),
+        (outside[1], dict(human_qrels=human), "judge 1 of the 36 queries scored with"),
+        (outside[0], dict(human_qrels=human), "none of the 35 queries of "),
+        (outside[0], dict(human_qrels=human), "has a judgment in human_qrels"),
+        (RUN, dict(human_qrels=human, ppi=1.5), "ppi takes 'tuned'"),
+        (RUN, dict(human_qrels=human, ppi="fast"), "ppi takes 'tuned'"),
+        (RUN, dict(human_qrels=human, confidence=1), "confidence must be a number between"),
+        (RUN, dict(human_qrels=QRELS), "every query has human judgments"),
+        (RUN, dict(qrels={"llm": llm, "other": llm}, human_qrels=human), "not with label sets"),
+    ]
+    for source, kw, expect in cases:
+        kw = {"qrels": llm, "k": 10, **kw}
+        out = tmp_path / "out"
+        alone = _error(fastndcg.evaluate, source, per_query=str(out / "pq.parquet"), **kw)
+        assert expect in alone[1], alone
+        got = _error(fastndcg.dask.evaluate, source, client=dask_client, partition_rows=3000,
+                     per_query=str(out), **kw)
+        assert got == alone
+        assert not out.exists(), (kw, os.listdir(out))  # nothing written, nothing left
+
+
+def test_dask_command_line(judged, dask_client):
+    """``fastndcg evaluate --scheduler ... --human-qrels``: the prediction-powered
+    means of one machine."""
+    llm, human, _ = judged
+    args = ["evaluate", RUN, "--qrels", llm, "--human-qrels", human, "-m", "nDCG@10",
+            "--format", "json"]
+    alone = cli(args)
+    got = cli([*args, "--scheduler", dask_client.scheduler.address])
+    assert got.returncode == alone.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["ppi"] == json.loads(alone.stdout)["ppi"]
+    assert json.loads(got.stdout)["ppi"]["measures"]["ndcg@10"]["n"] == 15
