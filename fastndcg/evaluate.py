@@ -130,10 +130,7 @@ def evaluate(source, *, per_query=None, progress: bool = False, batch_rows: int 
     progress = V.flag(progress, "progress")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
     qrels, human = options.get("qrels"), options.get("human_qrels")
-    if human is not None and label_sets(qrels) is not None:
-        raise ValueError("human_qrels= is compared with one source of judgments in qrels= (the "
-                         "LLM's), not with label sets; pass qrels=<the LLM's judgments>, or "
-                         "drop human_qrels= and give the human judgments as a label set")
+    check_llm_source(qrels, human)
     output = Output(per_query, io.input_paths(source) + judgment_paths(qrels)
                     + ([] if human is None else io.input_paths(human)))
     try:
@@ -165,17 +162,46 @@ def _with_ppi(source, src: io.Source, opts: Options, judged: Qrels, output: Outp
     human judgments ``options["human_qrels"]``. The run is read and scored once
     under both; the sums of the means are added as it goes, so nothing grows with
     the number of queries but the per-query results asked for."""
+    human = human_sample(options, opts, judged)
+    lining = Lining(opts.names)
+    report, _ = _run_sets(src, read_as(opts, source), [judged, human],
+                          [output, Output(False, [])], progress, HUMAN_SETS, lining)
+    report.ppi = ppi_of(lining, human, options)
+    return report
+
+
+HUMAN_SETS = (None, "human_qrels")
+"""The names of the two sets of judgments scored with ``human_qrels=`` (the LLM's, the
+human sample's), as messages name them."""
+
+
+def check_llm_source(qrels, human) -> None:
+    """``human_qrels=`` is compared with one source of judgments in ``qrels=`` (the
+    LLM's): label sets beside it are refused, before anything is read."""
+    if human is not None and label_sets(qrels) is not None:
+        raise ValueError("human_qrels= is compared with one source of judgments in qrels= (the "
+                         "LLM's), not with label sets; pass qrels=<the LLM's judgments>, or "
+                         "drop human_qrels= and give the human judgments as a label set")
+
+
+def human_sample(options: dict, opts: Options, judged: Qrels) -> Qrels:
+    """The human judgments ``options["human_qrels"]``, read as ``qrels`` is, and
+    checked to judge at least 2 of the queries the LLM's qrels ``judged`` judge
+    (before the run is read)."""
     human = load_qrels(options["human_qrels"], opts.query, opts.doc, opts.label, opts.gain,
                        opts.negative_labels, opts.preset, name="human_qrels")
     _check_sample(_shared(judged.ids, human.ids), len(judged.ids), "judged by the LLM's qrels",
                   human, "both qrels")
-    lining = Lining(opts.names)
-    report, _ = _run_sets(src, read_as(opts, source), [judged, human],
-                          [output, Output(False, [])], progress, [None, "human_qrels"], lining)
+    return human
+
+
+def ppi_of(lining: Lining, human: Qrels, options: dict):
+    """The prediction-powered means (:class:`fastndcg.ppi.PPI`) of a run scored with
+    both sets of judgments: the sums of ``lining`` (every query of the run added),
+    once the human sample is checked to hold at least 2 of the queries scored."""
     _check_sample(lining.n_shared, lining.n_queries, "scored with the LLM's judgments", human,
                   "the run and of both qrels")
-    report.ppi = lining.estimate(options["confidence"], options["ppi"])
-    return report
+    return lining.estimate(options["confidence"], options["ppi"])
 
 
 def _shared(ids, judged) -> int:
@@ -208,16 +234,6 @@ def load_judgments(qrels, opts: Options) -> dict:
     return {name: load_qrels(q, opts.query, opts.doc, opts.label, opts.gain,
                              opts.negative_labels, opts.preset, name=f"qrels[{name!r}]")
             for name, q in sets.items()}
-
-
-def one_source(qrels, where: str) -> None:
-    """Engines that score one source of judgments (``where``: their public name)
-    refuse label sets, saying where they are scored."""
-    if label_sets(qrels) is not None:
-        raise ValueError(f"{where} takes one source of judgments; several label sets "
-                         f"(qrels={{name: qrels, ...}}) are scored on one machine by "
-                         f"fastndcg.evaluate or on Dask by fastndcg.dask.evaluate, or call "
-                         f"{where} once a set")
 
 
 def judgment_paths(qrels) -> list[str]:
@@ -531,18 +547,27 @@ def finish(totals: Totals, n_rows: int, opts: Options, seen: Any, unjudged: list
     """The merged results of a distributed run (Dask, Spark) as one Report: the
     checks of an empty or weightless log, the parts committed, the counts.
     ``labels``: the name of the label set scored, if one of several."""
-    from ._arrow import concat_ids
     totals.n_rows = n_rows
-    check_weights(totals, opts)
-    found = [u for u in unjudged if len(u)]
-    unjudged_ids = pa.concat_arrays(concat_ids(found)) if found else None
-    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids,
-                   labels)
+    unjudged_ids = check_merged(totals, n_rows, opts, seen, unjudged, describe, labels)
     per_query = output.commit(parts)
     n_unjudged = 0 if unjudged_ids is None else len(pc.unique(unjudged_ids))
     return Report(per_query, totals, n_unjudged=n_unjudged, n_missing=n_missing,
                   complete=opts.complete, qrels_mode=opts.qrels_mode, source=describe,
                   n_scattered=n_scattered, schema=schema_out, inputs=output.inputs)
+
+
+def check_merged(totals: Totals, n_rows: int, opts: Options, seen: Any, unjudged: list,
+                 describe: str, labels: str | None = None) -> pa.Array | None:
+    """:func:`finish`'s checks of the merged results of a distributed run (an empty
+    or weightless log, a run no query of which is judged), made before any output
+    is committed; returns the ids of the run's unjudged queries (None: none)."""
+    from ._arrow import concat_ids
+    check_weights(totals, opts)
+    found = [u for u in unjudged if len(u)]
+    unjudged_ids = pa.concat_arrays(concat_ids(found)) if found else None
+    check_nonempty(n_rows, describe, None if seen is None else bool(seen.any()), unjudged_ids,
+                   labels)
+    return unjudged_ids
 
 
 def check_weights(totals: Totals, opts: Options) -> None:

@@ -181,17 +181,20 @@ def score_piece(piece: Piece, data, ctx: Context, qrels: Qrels | None, slot: int
     return score_piece_sets(piece, data, [ctx], [qrels], slot)[0]
 
 
-def score_piece_sets(piece: Piece, data, ctxs: list, qrels: list, slot: int) -> list:
+def score_piece_sets(piece: Piece, data, ctxs: list, qrels: list, slot: int,
+                     on_scored=None) -> list:
     """:func:`score_piece` under several label sets, the piece read and ranked once
     (:func:`~fastndcg.partition.score_sets`): set ``j`` scored with ``qrels[j]``,
-    its part written as ``ctxs[j]`` says. One ``(PartitionResult, Part)`` a set."""
+    its part written as ``ctxs[j]`` says. One ``(PartitionResult, Part)`` a set.
+    ``on_scored``: as :func:`~fastndcg.partition.score_sets` takes it (the edges,
+    returned unscored, are not seen)."""
     writers = [PartWriter(c.result_schema, None if c.staging is None else
                           os.path.join(c.staging, f"part-{slot:06d}.parquet"), keep=c.keep)
                for c in ctxs]
     try:
         results = score_sets(piece_batches(piece, data, ctxs[0]),
                              [Scorer(c.opts, q) for c, q in zip(ctxs, qrels)], writers,
-                             edges=True, row0=piece.row0)
+                             edges=True, row0=piece.row0, on_scored=on_scored)
     except BaseException:
         for w in writers:
             w.abort()

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import fastndcg
 import fastndcg.dask
-import fastndcg.spark
 from benchmarks.test_bench_ppi import judge_files
 from fastndcg.evaluate import evaluate_runs
 from fastndcg.io import read_trec_run
@@ -314,7 +313,7 @@ def test_options_that_need_each_other(judged):
         fastndcg.evaluate(wlog, qrels=llm, human_qrels=human, weight="w")
     with pytest.raises(ValueError, match="evaluate_runs\\(\\) does not take human_qrels="):
         evaluate_runs([RUN], qrels=llm, human_qrels=human)
-    for engine in (fastndcg.dask, fastndcg.spark):
+    for engine in (fastndcg.dask,):  # (Spark's: tests/test_spark.py)
         with pytest.raises(ValueError, match=f"{engine.__name__}.evaluate\\(\\) does not take "
                                              f"human_qrels="):
             engine.evaluate(RUN, qrels=llm, human_qrels=human)
