@@ -248,16 +248,6 @@ def load_judgments(qrels, opts: Options) -> dict:
             for name, q in sets.items()}
 
 
-def one_source(qrels, where: str) -> None:
-    """Engines that score one source of judgments (``where``: their public name)
-    refuse label sets, saying where they are scored."""
-    if label_sets(qrels) is not None:
-        raise ValueError(f"{where} takes one source of judgments; several label sets "
-                         f"(qrels={{name: qrels, ...}}) are scored on one machine by "
-                         f"fastndcg.evaluate or on Dask by fastndcg.dask.evaluate, or call "
-                         f"{where} once a set")
-
-
 def judgment_paths(qrels, human=None) -> list[str]:
     """The files the judgments read (every label set's, and ``human``'s, the
     ``human_qrels=``): an output must be none of them."""

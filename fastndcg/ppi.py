@@ -103,17 +103,18 @@ def check_confidence(value, name: str = "confidence") -> float:
 
 def refuse_human(options: dict, where: str) -> None:
     """Prediction-powered means are given one run at a time, by
-    :func:`fastndcg.evaluate` on one machine and :func:`fastndcg.dask.evaluate` on
-    Dask: ``human_qrels=`` given to ``where`` (several runs, Spark) is refused,
-    with the fix.
+    :func:`fastndcg.evaluate` on one machine, :func:`fastndcg.dask.evaluate` on
+    Dask and :func:`fastndcg.spark.evaluate` on Spark: ``human_qrels=`` given to
+    ``where`` (several runs at once) is refused, with the fix.
 
     >>> refuse_human({"human_qrels": None}, "fastndcg.evaluate.evaluate_runs")
     """
     if options.get("human_qrels") is not None:
         raise ValueError(f"{where}() does not take human_qrels=: prediction-powered means are "
-                         f"given one run at a time, by fastndcg.evaluate on one machine or "
-                         f"fastndcg.dask.evaluate on Dask; call one of them for each run with "
-                         f"human_qrels=, or drop human_qrels here")
+                         f"given one run at a time, by fastndcg.evaluate on one machine, "
+                         f"fastndcg.dask.evaluate on Dask or fastndcg.spark.evaluate on "
+                         f"Spark; call one of them for each run with human_qrels=, or drop "
+                         f"human_qrels here")
 
 
 @dataclass

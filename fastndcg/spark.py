@@ -54,6 +54,18 @@ DataFrame (collected to the driver), read once and broadcast to the executors;
 each partition joins its queries with them, and ``ties="trec"`` orders tied
 documents exactly as on one machine.
 
+Several sets of judgments: with label sets (``qrels={"human": ..., "llm": ...}``)
+every set is broadcast, and each task reads and ranks its rows once and scores
+them under every set (:func:`fastndcg.partition.score_sets`), one part of
+per-query results a set; the driver merges each set as it merges one, and
+returns :func:`fastndcg.evaluate`'s :class:`~fastndcg.report.LabelSets`. With
+``human_qrels=`` (prediction-powered means) the LLM's and the human judgments
+are two such sets, and each task also returns the exact sums of the estimates
+(a :class:`fastndcg.ppi.Lining`) of the queries it scored; the driver merges
+them, adds the queries it stitched from two pieces (and, with
+``complete=True``, the judged queries the run lacks), and ``report.ppi`` is
+one machine's to the bit.
+
 Example
 -------
 >>> import fastndcg.spark                                          # doctest: +SKIP
@@ -73,20 +85,23 @@ import pyarrow as pa
 
 from . import _validate as V
 from . import io
-from .evaluate import check_nonempty, finish, id_type, one_source
-from .ppi import refuse_human
-from .partition import (Options, Scorer, check_options, explain_columns,
-                        score_partition)
+from .chunks import regroup
+from .evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_nonempty,
+                       check_scored, finish, id_type, judgment_paths, load_human,
+                       load_judgments, run_output, set_parts)
+from .ppi import Lining
+from .partition import (Options, Scorer, SetScorer, check_options, explain_columns,
+                        score_sets)
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
 from .compare.stream import prepare, result, system_reports
-from .pieces import PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece, stitch
-from .options import takes_options
-from .qrels import Qrels, load_qrels
+from .pieces import (PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece_sets,
+                     stitch)
+from .options import bound, label_sets, takes_options
 from .output import Output
 from .parts import PartWriter, result_schema
-from .report import Report
+from .report import LabelSets, Report
 
 __all__ = ["evaluate", "compare", "per_query_dataframe", "SparkJobFailed", "COALESCE_ROWS"]
 
@@ -132,15 +147,31 @@ def _require():
 
 
 @dataclass
+class _Sets:
+    """The judgments an evaluation scores the log with, each partition read and ranked
+    once: one set (``[None]`` in list mode), label sets (``names``), or the LLM's and
+    the human sample's (``ppi``: the prediction-powered sums added as they are scored)."""
+    judged: list               # a set each: its Qrels (None in list mode)
+    outputs: list              # a set each: where its per-query results go
+    names: list | None = None  # the sets' names in messages (None: one set)
+    ppi: bool = False
+
+
+@dataclass
 class _Task:
     """What every task needs, pickled once into the function Spark ships."""
     opts: Options
-    schema_out: pa.Schema
-    keep: bool                 # per-query rows kept (in memory or written)
-    staging: str | None        # a directory the executors write parts to (None: returned)
+    schemas_out: list          # a label set each: the schema of its per-query results
+    keep: list                 # ... whether they are kept (in memory or written)
+    staging: list              # ... the directory the executors write them to (None: returned)
     batch_rows: int
     cache_dir: str | None
     paired: PairedScorer | None = None  # a comparison: every system scored into Stats
+    ppi: bool = False          # each partition's prediction-powered sums returned (a Lining)
+
+    def lining(self) -> Lining | None:
+        """A partition's prediction-powered sums, to add its queries to (None: no PPI)."""
+        return Lining(self.opts.names) if self.ppi else None
 
 
 def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
@@ -159,16 +190,16 @@ def _coalesce(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Recor
         yield from pa.Table.from_batches(pending).combine_chunks().to_batches()
 
 
-def _task(opts: Options, schema_out: pa.Schema | None, output: Output | None, batch_rows: int,
+def _task(opts: Options, schemas_out: list, sets: _Sets | None, batch_rows: int,
           paired: PairedScorer | None = None) -> _Task:
-    """The task of an evaluation writing to ``output``, or of a comparison (``paired``,
-    no output)."""
+    """The task of an evaluation scoring ``sets`` (their per-query results of schemas
+    ``schemas_out``), or of a comparison (``paired``, no sets)."""
     from ._cache import cache_dir
     where = cache_dir()
-    keep = output is not None and output.kind != "none"
-    staging = output.staging if output is not None and output.kind == "path" else None
-    return _Task(opts, schema_out, keep, staging, batch_rows, str(where) if where else None,
-                 paired)
+    outputs = [] if sets is None else sets.outputs
+    return _Task(opts, schemas_out, [o.kind != "none" for o in outputs],
+                 [o.staging if o.kind == "path" else None for o in outputs], batch_rows,
+                 str(where) if where else None, paired, sets is not None and sets.ppi)
 
 
 def _with_order(order: str | None, roles: dict) -> dict:
@@ -205,17 +236,19 @@ def _read_task(task_bytes: bytes, pieces_bytes: bytes, qrels_bc):
     def run(indices: Iterator[int]) -> Iterator[bytes]:
         task: _Task = pickle.loads(task_bytes)
         _executor_setup(task)
-        pieces, ctx = pickle.loads(pieces_bytes)
-        qrels = None if qrels_bc is None else pickle.loads(qrels_bc.value)
+        pieces, ctxs = pickle.loads(pieces_bytes)
+        qrels = [None] * len(ctxs) if qrels_bc is None else pickle.loads(qrels_bc.value)
         for i in indices:
             try:
                 if task.paired is not None:
-                    result, part = paired_partition(piece_batches(pieces[i], None, ctx),
-                                                    task.paired, edges=True,
-                                                    row0=pieces[i].row0)
-                else:
-                    result, part = score_piece(pieces[i], None, ctx, qrels, 2 * i + 1)
-                yield pickle.dumps(("ok", i, result, part))
+                    result, extra = paired_partition(piece_batches(pieces[i], None, ctxs[0]),
+                                                     task.paired, edges=True,
+                                                     row0=pieces[i].row0)
+                else:  # a (PartitionResult, Part) a set, and the piece's PPI sums
+                    extra = task.lining()
+                    result = score_piece_sets(pieces[i], None, ctxs, qrels, 2 * i + 1,
+                                              on_scored=extra)
+                yield pickle.dumps(("ok", i, result, extra))
             except (ValueError, TypeError) as err:  # bad data: told on the driver, not retried
                 yield pickle.dumps(("error", type(err).__name__, str(err)))
     return run
@@ -236,29 +269,32 @@ def _score_task(task_bytes: bytes, qrels_bc, index_col: str):
         from pyspark import TaskContext
         ctx = TaskContext.get()
         slot = 2 * (ctx.partitionId() if ctx is not None else 0) + 1
-        qrels = None if qrels_bc is None else pickle.loads(qrels_bc.value)
-        path = None
-        if task.staging is not None:
-            attempt = ctx.attemptNumber() if ctx is not None else 0
-            path = os.path.join(task.staging, f"part-{slot:06d}.a{attempt}.parquet")
-        writer = (None if task.paired is not None
-                  else PartWriter(task.schema_out, path, keep=task.keep))
+        qrels = ([None] * len(task.schemas_out) if qrels_bc is None
+                 else pickle.loads(qrels_bc.value))
+        attempt = ctx.attemptNumber() if ctx is not None else 0
+        writers = [PartWriter(schema, None if staging is None else
+                              os.path.join(staging, f"part-{slot:06d}.a{attempt}.parquet"),
+                              keep=keep)
+                   for schema, keep, staging in zip(task.schemas_out, task.keep, task.staging)]
         try:
-            if writer is None:  # a comparison: its partition's Stats
+            if task.paired is not None:  # a comparison: its partition's Stats
                 result, stats = paired_partition(_coalesce(batches, task.batch_rows),
                                                  task.paired)
                 payload = ("ok", slot, result, stats)
-            else:
-                result = score_partition(_coalesce(batches, task.batch_rows),
-                                         Scorer(task.opts, qrels), writer)
-                payload = ("ok", slot, result, writer.close())
+            else:  # a (PartitionResult, Part) a set, and the partition's PPI sums
+                lining = task.lining()
+                results = score_sets(_coalesce(batches, task.batch_rows),
+                                     [Scorer(task.opts, q) for q in qrels], writers,
+                                     on_scored=lining)
+                payload = ("ok", slot, [(r, w.close()) for r, w in zip(results, writers)],
+                           lining)
         except (ValueError, TypeError) as err:  # bad data: told on the driver, not retried
-            if writer is not None:
-                writer.abort()
+            for w in writers:
+                w.abort()
             payload = ("error", type(err).__name__, str(err))
         except BaseException:
-            if writer is not None:
-                writer.abort()
+            for w in writers:
+                w.abort()
             raise
         yield pa.RecordBatch.from_pydict({index_col: [pickle.dumps(payload)]},
                                          schema=pa.schema([(index_col, pa.binary())]))
@@ -330,42 +366,99 @@ def _unpack(item: tuple) -> tuple:
     return item[1:]
 
 
-def _read(spark, source: str, roles: dict, opts: Options, judged: Qrels | None,
-          output: Output, partitions: int | None, batch_rows: int) -> Report | None:
-    """The read path: tasks read and score pieces of the files; None when the log is
-    not sorted by query (nothing is kept: the caller shuffles it)."""
+def _read(spark, source: str, roles: dict, opts: Options, sets: _Sets,
+          partitions: int | None, batch_rows: int) -> tuple | None:
+    """The read path: tasks read and score pieces of the files under every set; the
+    sets' :class:`~fastndcg.pieces.Stitched` results, the PPI sums and the
+    description, or None when the log is not sorted by query (nothing is kept: the
+    caller shuffles it)."""
     sc = spark.sparkContext
     n = partitions or sc.defaultParallelism
     pieces, schema, describe, _ = list_parquet(source, roles, PARTITION_ROWS, min_pieces=n)
-    schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
-                               opts.names, weight=opts.weight, extra=explain_columns(opts))
-    task = _task(opts, schema_out, output, batch_rows)
-    ctx = Context(opts, list(roles), schema, schema_out, batch_rows, task.keep, task.staging)
-    qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
+    schemas = _schemas(schema, opts, sets)
+    task = _task(opts, schemas, sets, batch_rows)
+    ctxs = [Context(opts, list(roles), schema, schema_out, batch_rows, keep, staging)
+            for schema_out, keep, staging in zip(schemas, task.keep, task.staging)]
+    qrels_bc = _broadcast(sc, sets)
     tasks = sc.parallelize(range(len(pieces)), len(pieces)).mapPartitions(
-        _read_task(pickle.dumps(task), pickle.dumps((pieces, ctx)), qrels_bc))
+        _read_task(pickle.dumps(task), pickle.dumps((pieces, ctxs)), qrels_bc))
     try:
         items = [_unpack(pickle.loads(b)) for b in _collect(tasks)]
     finally:
         if qrels_bc is not None:
             qrels_bc.unpersist()
-    st = stitch(_in_order(items), opts, judged, output, schema_out)
-    if not st.ordered:
-        for part in st.parts.values():
-            part.remove()
+    sts, lining = _stitched(items, opts, sets, schemas)
+    if not sts[0].ordered:  # the order of the run's ids: the same under every set
+        for st in sts:
+            for part in st.parts.values():
+                part.remove()
         return None
-    return _report(st, opts, output, describe, schema_out)
+    if lining is not None:  # the queries stitched here, added to the sums whole
+        several = SetScorer([Scorer(opts, j) for j in sets.judged])
+        for slot in sorted(sts[0].edges.done):
+            for t in sts[0].edges.done[slot]:
+                lining(several.score_chunk(regroup(t, opts.query)))
+    return sts, lining, describe, schemas
+
+
+def _schemas(schema: pa.Schema, opts: Options, sets: _Sets) -> list[pa.Schema]:
+    """The schema of each set's per-query results (its query ids' type depends on
+    its qrels)."""
+    return [result_schema(opts.query, id_type(schema, opts.query, j, opts.complete), opts.names,
+                          weight=opts.weight, extra=explain_columns(opts))
+            for j in sets.judged]
+
+
+def _broadcast(sc, sets: _Sets):
+    """The sets' judgments broadcast to the executors (None in list mode)."""
+    if sets.judged[0] is None:
+        return None
+    return sc.broadcast(pickle.dumps(sets.judged))
 
 
 def _in_order(items: list) -> list:
-    """(PartitionResult, Part) of each task's (index, result, part), by index."""
-    return [(res, part) for _, res, part in sorted(items, key=lambda r: r[0])]
+    """(result, extra) of each task's (index, result, extra), by index."""
+    return [(res, extra) for _, res, extra in sorted(items, key=lambda r: r[0])]
 
 
-def _report(st, opts: Options, output: Output, describe: str, schema_out: pa.Schema) -> Report:
-    return finish(st.totals(opts.names, opts.weight is not None), st.n_rows, opts, st.seen,
-                  st.unjudged, [st.parts[s] for s in sorted(st.parts)], output, describe,
-                  schema_out, n_missing=st.n_missing)
+def _stitched(items: list, opts: Options, sets: _Sets, schemas: list) -> tuple[list, Any]:
+    """The tasks' results (index, a (PartitionResult, Part) a set, PPI sums) put
+    together: each set's :func:`~fastndcg.pieces.stitch`, and the partitions'
+    prediction-powered sums merged (None without)."""
+    ordered = _in_order(items)
+    sts = [stitch([pairs[j] for pairs, _ in ordered], opts, judged, out, schema)
+           for j, (judged, out, schema) in enumerate(zip(sets.judged, sets.outputs, schemas))]
+    if not sets.ppi:
+        return sts, None
+    lining = Lining(opts.names)
+    for _, each in ordered:
+        lining.merge(each)
+    return sts, lining
+
+
+def _reports(sts: list, lining: Lining | None, opts: Options, sets: _Sets, describe: str,
+             schemas: list, settings: dict) -> list[Report]:
+    """One Report a set from its merged results, with the prediction-powered means of
+    ``lining`` on the first; every set (and the human sample) is checked before any
+    output is committed."""
+    totals = [st.totals(opts.names, opts.weight is not None) for st in sts]
+    names = sets.names or [None] * len(sts)
+    for total, st, name in zip(totals, sts, names):
+        total.n_rows = st.n_rows
+        check_finished(total, st.n_rows, opts, st.seen, st.unjudged, describe, name)
+    ppi = None
+    if lining is not None:
+        if opts.complete:  # the judged queries the run lacks, scored 0, lined up by id
+            lining([Scorer(opts, j).missing(st.seen) for j, st in zip(sets.judged, sts)])
+        check_scored(lining, sets.judged[1], sets.judged[0] is None)
+        ppi = lining.estimate(settings["confidence"], settings["ppi"])
+    reports = [finish(total, st.n_rows, opts, st.seen, st.unjudged,
+                      [st.parts[s] for s in sorted(st.parts)], out, describe, schema,
+                      n_missing=st.n_missing, labels=name)
+               for total, st, out, schema, name in zip(totals, sts, sets.outputs, schemas,
+                                                       names)]
+    reports[0].ppi = ppi
+    return reports
 
 
 def _first_line(err: BaseException) -> str:
@@ -378,18 +471,29 @@ def _arrow_schema(df) -> pa.Schema:
     return to_arrow_schema(df.schema)
 
 
-def _judgments(qrels, query: str, doc: str, label: str, opts: Options):
+def _as_arrow(qrels):
+    """Judgments given as a Spark DataFrame collected to a pyarrow Table (a mapping of
+    label sets: each of its sets); anything else as given."""
     from pyspark.sql import DataFrame
-    if isinstance(qrels, DataFrame):
-        qrels = qrels.toArrow()
-    return load_qrels(qrels, query, doc, label, opts.gain, opts.negative_labels, opts.preset)
+    sets = label_sets(qrels)
+    if sets is not None:
+        return {name: _as_arrow(q) for name, q in sets.items()}
+    return qrels.toArrow() if isinstance(qrels, DataFrame) else qrels
 
 
 @takes_options("fastndcg.spark.evaluate")
 def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
              partitions: int | None = None, batch_rows: int = COALESCE_ROWS,
-             progress: bool = False, **options) -> Report:
+             progress: bool = False, **options) -> Report | LabelSets:
     """NDCG@k (and any other measure) of a log in Spark, scored on the executors.
+
+    With several label sets (``qrels={"human": ..., "llm": ...}``) each partition is
+    read and ranked once and scored under every set, and the result is the
+    :class:`~fastndcg.report.LabelSets` that :func:`fastndcg.evaluate` gives (the
+    per-query parts a set after another, a first column ``labels``). With
+    ``human_qrels=`` (``qrels=`` the LLM's judgments) each partition is scored
+    under both and returns the exact sums of the prediction-powered means, merged
+    on the driver: ``report.ppi`` is :func:`fastndcg.evaluate`'s, to the bit.
 
     Parameters
     ----------
@@ -411,7 +515,8 @@ def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
         into by query (default: ``spark.sql.shuffle.partitions``).
     batch_rows : Spark's Arrow batches are joined to about this many rows.
     **options : the evaluation options (:data:`fastndcg.options.OPTIONS`), as
-        :func:`fastndcg.evaluate` takes them; ``qrels`` may also be a Spark DataFrame.
+        :func:`fastndcg.evaluate` takes them; ``qrels`` (or a label set of it) and
+        ``human_qrels`` may also be a Spark DataFrame.
     Everything else: as :func:`fastndcg.evaluate`.
 
     Example
@@ -419,14 +524,17 @@ def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
     >>> import fastndcg.spark                                       # doctest: +SKIP
     >>> fastndcg.spark.evaluate("logs/", k=10, per_query=False).mean  # doctest: +SKIP
     {'ndcg@10': 0.8158...}
+    >>> sets = fastndcg.spark.evaluate("logs/", k=10, qrels={"human": "h.txt",  # doctest: +SKIP
+    ...                                                      "llm": "llm.parquet"})
+    >>> fastndcg.spark.evaluate("logs/", k=10, qrels="llm.parquet",  # doctest: +SKIP
+    ...                         human_qrels="h.txt").ppi
     """
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    refuse_human(options, "fastndcg.spark.evaluate")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
-    qrels = options.get("qrels")
-    one_source(qrels, "fastndcg.spark.evaluate")
+    qrels, human = options.get("qrels"), options.get("human_qrels")
+    check_human_beside(qrels, human)
     roles = _with_order(order, roles)
     if order is not None:  # each query's rows are sorted by it on the executors
         opts = dataclasses.replace(opts, order=order)
@@ -441,31 +549,51 @@ def evaluate(source, *, spark=None, order: str | None = None, per_query=None,
         inputs = io.input_paths(text)
     else:
         df, describe, inputs = _dataframe(source, spark)
-    inputs += io.input_paths(qrels) if isinstance(qrels, (str, os.PathLike)) else []
+    inputs += judgment_paths(qrels, human)
     output = Output(per_query, inputs, directory=True)
+    several = label_sets(qrels) is not None
     try:
-        judged = None if qrels is None else _judgments(qrels, opts.query, opts.doc, opts.label,
-                                                       opts)
-        report = None
+        settings = bound(options, "fastndcg.spark.evaluate")
+        settings["human_qrels"] = _as_arrow(human)
+        judged = load_judgments(_as_arrow(qrels), opts)
+        if several:
+            names = list(judged)
+            sets = _Sets(list(judged.values()), [run_output(output, j) for j in range(len(names))],
+                         names)
+        elif human is None:
+            sets = _Sets([judged[None]], [output])
+        else:
+            sets = _Sets([judged[None], load_human(settings["human_qrels"], opts, judged[None])],
+                         [output, Output(False, [])], list(HUMAN_SETS), ppi=True)
+        done = None
         if read:
-            report = _read(spark, text, roles, opts, judged, output, partitions, batch_rows)
-            if report is None:  # not sorted by query: shuffle it
+            done = _read(spark, text, roles, opts, sets, partitions, batch_rows)
+            if done is None:  # not sorted by query: shuffle it
                 _check_input_order(opts.ties, order, unsorted=text)
                 df, describe, _ = _dataframe(text, spark)
                 describe += " (not sorted by query: shuffled by Spark)"
-        if report is None:
-            report = _run(spark, df, describe, roles, opts, judged, order, output, partitions,
-                          batch_rows)
+        if done is None:
+            done = _run(spark, df, describe, roles, opts, sets, order, partitions, batch_rows)
+        sts, lining, describe, schemas = done
+        reports = _reports(sts, lining, opts, sets, describe, schemas, settings)
+        seconds = time.perf_counter() - started
+        if several:
+            for r in reports:
+                r.seconds = seconds
+            return LabelSets(dict(zip(names, reports)),
+                             output.commit(set_parts(names, reports, output)), seconds,
+                             reports[0].source)
     except BaseException:
         output.abort()
         raise
-    report.seconds = time.perf_counter() - started
-    return report
+    reports[0].seconds = seconds
+    return reports[0]
 
 
-def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | None,
-         order: str | None, output: Output, partitions: int | None, batch_rows: int) -> Report:
-    """The shuffle path: rows hashed to partitions by query, sorted, scored."""
+def _run(spark, df, describe: str, roles: dict, opts: Options, sets: _Sets,
+         order: str | None, partitions: int | None, batch_rows: int) -> tuple:
+    """The shuffle path: rows hashed to partitions by query, sorted, scored under every
+    set; as :func:`_read` returns (each query is whole in one partition)."""
     from pyspark.sql import functions as F
 
     schema = _arrow_schema(df)
@@ -476,11 +604,10 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
         if extra is not None and extra not in schema.names:
             raise ValueError(f"{param}={V.shown(extra)}: column not found in {describe}; it has "
                              f"columns {', '.join(map(repr, schema.names))}")
-    schema_out = result_schema(opts.query, id_type(schema, opts.query, judged, opts.complete),
-                               opts.names, weight=opts.weight, extra=explain_columns(opts))
-    task = _task(opts, schema_out, output, batch_rows)
+    schemas = _schemas(schema, opts, sets)
+    task = _task(opts, schemas, sets, batch_rows)
     sc = spark.sparkContext
-    qrels_bc = None if judged is None else sc.broadcast(pickle.dumps(judged))
+    qrels_bc = _broadcast(sc, sets)
     picked = df.select(*columns)  # (order= is one of the roles' columns)
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     grouped = picked.repartition(n, F.col(opts.query)).sortWithinPartitions(
@@ -494,8 +621,9 @@ def _run(spark, df, describe: str, roles: dict, opts: Options, judged: Qrels | N
             qrels_bc.unpersist()
     # each query is in one partition: no edges to stitch, only the merge
     items = [_unpack(pickle.loads(row[payload_col])) for row in rows]
-    return _report(stitch(_in_order(items), opts, judged, output, schema_out), opts, output,
-                   describe, schema_out)
+    sts, lining = _stitched(items, opts, sets, schemas)
+    return sts, lining, describe, schemas
+
 
 
 def compare(source, systems, *, spark=None, order: str | None = None,
@@ -547,7 +675,7 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     read = _is_path(source)
     if not read:
         _check_input_order(opts.ties, order)
-    task = _task(opts, None, None, batch_rows, paired=scorer)
+    task = _task(opts, [], None, batch_rows, paired=scorer)
     out = None
     if read:
         text = V.input_path(source, "source")
@@ -575,7 +703,7 @@ def _read_paired(spark, source: str, roles: dict, task: _Task, partitions: int |
                                                min_pieces=partitions or sc.defaultParallelism)
     ctx = Context(task.opts, list(roles), schema, None, task.batch_rows, False, None)
     tasks = sc.parallelize(range(len(pieces)), len(pieces)).mapPartitions(
-        _read_task(pickle.dumps(task), pickle.dumps((pieces, ctx)), None))
+        _read_task(pickle.dumps(task), pickle.dumps((pieces, [ctx])), None))
     items = [_unpack(pickle.loads(b)) for b in _collect(tasks)]
     stats, totals, ordered, _ = merge_pieces(_in_order(items), task.paired)
     return (stats, totals, describe) if ordered else None

@@ -308,8 +308,6 @@ def test_command_line_sets_equal_separate_calls(core_sets, tmp_path):
                        r"label set"),
     (["--qrels", "=B"], r"--qrels '=.*': the name before '=' is empty"),
     (["--qrels", "llm=/no/such/file"], r"--qrels 'llm=/no/such/file' does not exist"),
-    (["--spark", "local[1]"], r"several label sets \(--qrels NAME=PATH\) are scored here "
-                              r"or on Dask"),
 ])
 def test_command_line_bad_label_sets(extra, text):
     import re

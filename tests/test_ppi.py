@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import fastndcg
 import fastndcg.dask
-import fastndcg.spark
 from benchmarks.test_bench_ppi import judge_files
 from fastndcg.evaluate import evaluate_runs
 from fastndcg.io import read_trec_run
@@ -323,11 +322,8 @@ def test_options_that_need_each_other(judged):
         fastndcg.evaluate(wlog, qrels=llm, human_qrels=human, weight="w")
     with pytest.raises(ValueError, match="evaluate_runs\\(\\) does not take human_qrels="):
         evaluate_runs([RUN], qrels=llm, human_qrels=human)
-    with pytest.raises(ValueError, match="fastndcg.spark.evaluate\\(\\) does not take "
-                                         "human_qrels="):
-        fastndcg.spark.evaluate(RUN, qrels=llm, human_qrels=human)
-    # Dask's evaluate takes them (test_dask_*); compare takes them on one machine
-    # (tests/test_ppi_compare.py), Dask's refuses them
+    # Dask's and Spark's evaluate take them (test_dask_* here, tests/test_spark.py);
+    # compare takes them on one machine (tests/test_ppi_compare.py), Dask's refuses them
     with pytest.raises(ValueError, match="fastndcg.dask.compare\\(\\) does not take "
                                          "human_qrels="):
         fastndcg.dask.compare(RUN, ["a", "b"], human_qrels=human)

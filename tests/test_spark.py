@@ -422,3 +422,225 @@ def test_compare_on_the_command_line_with_spark(tmp_path):
     want = fastndcg.compare(table, ["score_a", "score_b"], n_resamples=300)
     assert [r["p_t"] for r in got["tests"]] == want.tests["p_t"].to_pylist()
     assert [r["ci_high"] for r in got["tests"]] == want.tests["ci_high"].to_pylist()
+
+
+# --------------------------------------------------------------------------- judges
+
+REAL = Path(__file__).parent / "data" / "real"
+CORE_RUN = REAL / "runs" / "core18_title_rm3.run.gz"
+CORE_QRELS = str(REAL / "qrels" / "qrels.core18.txt.gz")
+JUDGE_MEASURES = "nDCG@10 AP P@10 RR"
+SET_MEASURES = ["ndcg_cut.5,10", "map", "P.5,10", "recip_rank", "Rprec", "bpref"]
+
+
+@pytest.fixture(scope="module")
+def judges(tmp_path_factory):
+    """The Core 2018 run (50 queries of 1,000 rows) written sorted by query in row
+    groups of 1,500 rows, so queries straddle row groups, pieces and the two files;
+    the same run less 6 queries (judged queries the run lacks); and the files of
+    the prediction-powered benchmark: an LLM's qrels (core18's with 30% of the
+    grades moved) and the true grades of 15 queries."""
+    from benchmarks.test_bench_ppi import judge_files
+    d = tmp_path_factory.mktemp("judges")
+    llm, human = judge_files(str(d))
+    run = fastndcg.io.read_trec_run(CORE_RUN).sort_by("query_id")  # (a stable sort)
+    ids = pa.compute.unique(run["query_id"]).to_pylist()
+    short = run.filter(pa.compute.invert(pa.compute.is_in(run["query_id"],
+                                                          value_set=pa.array(ids[::8]))))
+    folders = {}
+    for name, table in (("run", run), ("short", short)):
+        folder = d / name
+        folder.mkdir()
+        pq.write_table(table.slice(0, 20_500), folder / "a.parquet", row_group_size=1_500)
+        pq.write_table(table.slice(20_500), folder / "b.parquet", row_group_size=1_500)
+        folders[name] = str(folder)
+    return dict(llm=llm, human=human, tables={"run": run, "short": short}, **folders)
+
+
+def _bits(got: pa.Table, want: pa.Table) -> None:
+    """Per-query tables equal value for value, to the bit, sorted by (labels,) query id."""
+    keys = [c for c in ("labels", "query_id") if c in want.column_names]
+    a, b = got.sort_by([(k, "ascending") for k in keys]), want.sort_by(
+        [(k, "ascending") for k in keys])
+    assert a.schema.remove_metadata() == b.schema.remove_metadata()
+    for name in b.column_names:
+        x, y = a[name].to_numpy(), b[name].to_numpy()
+        if x.dtype.kind == "f":
+            assert np.array_equal(x.view(np.int64), y.view(np.int64)), name
+        else:
+            assert np.array_equal(x, y), name
+
+
+def _counts(got, want) -> None:
+    for attr in ("n_queries", "n_rows", "n_zero_idcg", "n_unjudged", "n_missing", "qrels_mode",
+                 "complete"):
+        assert getattr(got, attr) == getattr(want, attr), attr
+
+
+@pytest.mark.parametrize("where, complete", [("read", False), ("read", True),
+                                             ("shuffle", False)])
+def test_label_sets_equal_separate_calls_and_one_machine(spark, judges, request, where,
+                                                          complete):
+    """``qrels={name: ...}`` on Spark, each partition read and ranked once: every set's
+    report equals the set's own ``fastndcg.spark.evaluate`` call to the bit, and
+    ``fastndcg.evaluate``'s (per-query values to the bit, means to 1e-12: partial
+    sums merged in another order). One set is a Spark DataFrame."""
+    name = "short" if complete else "run"
+    if where == "read":
+        request.getfixturevalue("no_shuffle")
+    source = judges[name] if where == "read" else spark.read.parquet(judges[name])
+    human = fastndcg.io.read_trec_qrels(judges["human"])
+    sets = {"truth": CORE_QRELS, "llm": judges["llm"],
+            "human": spark.createDataFrame(human.to_pandas())}
+    here = {"truth": CORE_QRELS, "llm": judges["llm"], "human": judges["human"]}
+    opts = dict(preset="trec_eval", measure=SET_MEASURES, complete=complete)
+    got = fspark.evaluate(source, spark=spark, qrels=sets, partitions=5, **opts)
+    assert isinstance(got, fastndcg.LabelSets) and list(got.reports) == list(sets)
+    want = fastndcg.evaluate(judges[name], qrels=here, **opts)
+    assert got.per_query.column_names[0] == "labels"
+    assert pa.compute.unique(got.per_query["labels"]).to_pylist() == list(sets)
+    _bits(got.per_query, want.per_query)
+    for set_name, qrels in sets.items():
+        g, w = got[set_name], want[set_name]
+        _counts(g, w)
+        assert list(g.mean) == list(w.mean)
+        for k, v in w.mean.items():
+            assert g.mean[k] == pytest.approx(v, rel=1e-12, nan_ok=True), (set_name, k)
+        alone = fspark.evaluate(source, spark=spark, qrels=qrels, partitions=5, **opts)
+        assert g.mean == alone.mean  # the set's own Spark call: to the bit
+        _counts(g, alone)
+    assert got["truth"].mean != got["llm"].mean
+    if complete:
+        assert got["truth"].n_missing == 7
+
+
+@pytest.mark.parametrize("where, complete, per_query", [
+    ("read", False, None), ("read", True, "directory"), ("shuffle", False, False),
+    ("shuffle", True, None)])
+def test_ppi_equals_one_machine_to_the_bit(spark, judges, request, tmp_path, where, complete,
+                                           per_query):
+    """``human_qrels=`` on Spark: each partition returns the exact sums of its queries
+    (the read path's stitched queries and complete=True's missing ones added on the
+    driver), so ``report.ppi`` is one machine's to the bit; the report and its
+    per-query results are the LLM's, as on one machine."""
+    name = "short" if complete else "run"
+    if where == "read":
+        request.getfixturevalue("no_shuffle")
+    source = judges[name] if where == "read" else spark.read.parquet(judges[name])
+    human = judges["human"]
+    if where == "shuffle":  # the human sample as a Spark DataFrame
+        human = spark.createDataFrame(fastndcg.io.read_trec_qrels(human).to_pandas())
+    opts = dict(qrels=judges["llm"], measure=JUDGE_MEASURES, complete=complete)
+    if complete:
+        opts.update(ppi=0.5, confidence=0.8)
+    out = {"directory": str(tmp_path / "pq"), None: None, False: False}[per_query]
+    got = fspark.evaluate(source, spark=spark, human_qrels=human, partitions=5, per_query=out,
+                          **opts)
+    want = fastndcg.evaluate(judges[name], human_qrels=judges["human"], **opts)
+    assert got.ppi.to_dict() == want.ppi.to_dict()
+    assert got.ppi.measures["ndcg@10"].n == want.ppi.measures["ndcg@10"].n > 10
+    _counts(got, want)
+    for k, v in want.mean.items():
+        assert got.mean[k] == pytest.approx(v, rel=1e-12), k
+    if per_query is False:
+        assert got.per_query_path is None
+    else:
+        _bits(got.per_query, want.per_query)
+    if per_query == "directory":
+        assert sorted(os.listdir(out))[0].startswith("part-")
+        assert not [f for f in os.listdir(out) if not f.startswith("part-")]
+
+
+def _message(call) -> str:
+    with pytest.raises(ValueError) as err:
+        call()
+    return str(err.value)
+
+
+def test_judges_bad_input_as_on_one_machine(spark, judges, tmp_path):
+    """A set that judges none of the run is named; a human sample of fewer than 2
+    queries (found before the run is read, or only once it is scored), human
+    judgments sharing no query, ``ppi`` and ``confidence`` out of range, label sets
+    beside human_qrels: the messages of ``fastndcg.evaluate``. A failed run writes
+    no per-query results."""
+    df = spark.read.parquet(judges["run"])
+    llm, human = judges["llm"], judges["human"]
+    other = pa.table({"query_id": ["nosuch"], "doc_id": ["a"], "label": [1]})
+    with pytest.raises(ValueError, match=r"none of the 50 queries of the Spark DataFrame has a "
+                                         r"judgment in the qrels of label set 'llm'"):
+        fspark.evaluate(df, spark=spark, qrels={"truth": CORE_QRELS, "llm": other}, k=10)
+    first = open(human).readline().split()[0]
+    one = tmp_path / "one.txt"
+    one.write_text("".join(line for line in open(human) if line.split()[0] == first))
+    none = tmp_path / "none.txt"
+    none.write_text("nosuchquery 0 doc1 1\nnosuchquery2 0 doc2 1\n")
+    out = tmp_path / "pq"
+    cases = [dict(human_qrels=str(one)), dict(human_qrels=str(none)),
+             dict(human_qrels=human, ppi=1.5), dict(human_qrels=human, ppi="fast"),
+             dict(human_qrels=human, confidence=1), dict(ppi=0.5),
+             dict(human_qrels=human, qrels={"a": llm, "b": llm})]
+    for case in cases:
+        kw = {"qrels": llm, "k": 10, **case}
+        here = _message(lambda: fastndcg.evaluate(judges["run"], **kw))
+        assert _message(lambda: fspark.evaluate(judges["run"], spark=spark, per_query=str(out),
+                                                **kw)) == here
+        assert not out.exists()
+    assert "judge 1 of the 50 queries" in _message(
+        lambda: fspark.evaluate(df, spark=spark, qrels=llm, human_qrels=str(one), k=10))
+    # the sample is found short only once the run is scored: the run lacks 14 of its 15
+    sample = sorted({line.split()[0] for line in open(human)})
+    table = judges["tables"]["run"]
+    cut = table.filter(pa.compute.invert(pa.compute.is_in(table["query_id"],
+                                                          value_set=pa.array(sample[1:]))))
+    here = _message(lambda: fastndcg.evaluate(cut, qrels=llm, human_qrels=human, k=10))
+    assert "human_qrels judge 1 of the 36 queries scored with the LLM's judgments" in here
+    there = _message(lambda: fspark.evaluate(spark.createDataFrame(cut.to_pandas()),
+                                             spark=spark, qrels=llm, human_qrels=human, k=10,
+                                             per_query=str(out)))
+    assert there == here and not out.exists()
+    with pytest.raises(ValueError, match=r"fastndcg.spark.compare\(\) does not take "
+                                         r"human_qrels="):
+        fspark.compare(df, ["score", "doc_id"], human_qrels=human)
+
+
+def test_command_line_judges_on_spark(spark_cli, judges, tmp_path):
+    """``--spark`` with ``--qrels NAME=PATH`` repeated: one JSON line a set, as on one
+    machine (means to 1e-12, the rest equal), and the per-query parts, a set each,
+    the one-machine rows to the bit; with ``--human-qrels``, the prediction-powered
+    means of one machine exactly; a set named twice is refused as on one machine."""
+    import json
+    run, _ = spark_cli
+    named = ["--qrels", f"truth={CORE_QRELS}", "--qrels", f"llm={judges['llm']}"]
+    args = ["-m", "nDCG@10", "-m", "AP", "--format", "json"]
+    here = inprocess.run(["evaluate", judges["run"], *named, *args, "--per-query",
+                          str(tmp_path / "here")])
+    there = run("evaluate", judges["run"], "--spark", "local[2]", *named, *args,
+                "--per-query", str(tmp_path / "spark"))
+    assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr
+    for a, b in zip(*[[json.loads(line) for line in p.stdout.splitlines()]
+                      for p in (here, there)]):
+        a.pop("seconds"), b.pop("seconds")
+        assert a["labels"] == b["labels"] and list(a) == list(b)
+        assert {k: v for k, v in b.items() if not isinstance(v, float)} == {
+            k: v for k, v in a.items() if not isinstance(v, float)}
+        assert {k: v for k, v in b.items() if isinstance(v, float)} == pytest.approx(
+            {k: v for k, v in a.items() if isinstance(v, float)}, rel=1e-12)
+    assert sorted(os.listdir(tmp_path / "spark")) == ["part-000000.parquet",
+                                                      "part-000001.parquet"]
+    _bits(pq.read_table(tmp_path / "spark"), pq.read_table(tmp_path / "here"))
+    text = run("evaluate", judges["run"], "--spark", "local[2]", *named, "-m", "nDCG@10")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].endswith(f"(qrels truth={CORE_QRELS}, llm={judges['llm']})")
+    assert lines[1].split()[:2] == ["labels", "ndcg@10"]
+    assert [r.split()[0] for r in lines[2:4]] == ["truth", "llm"]
+
+    ppi = ["--qrels", judges["llm"], "--human-qrels", judges["human"], *args]
+    here = inprocess.run(["evaluate", judges["run"], *ppi])
+    there = run("evaluate", judges["run"], "--spark", "local[2]", *ppi)
+    assert there.returncode == 0, there.stderr
+    assert json.loads(there.stdout)["ppi"] == json.loads(here.stdout)["ppi"]
+
+    twice = run("evaluate", judges["run"], "--spark", "local[2]", *named, "--qrels",
+                f"llm={CORE_QRELS}")
+    assert twice.returncode == 2 and "--qrels names the label set 'llm' twice" in twice.stderr

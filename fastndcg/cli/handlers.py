@@ -43,9 +43,6 @@ def run_evaluate(args) -> int:
     if args.per_query and args.no_per_query:
         raise UsageError("--per-query and --no-per-query contradict each other; give one")
     place = engine(args)
-    if place == "spark" and isinstance(args.qrels, dict):
-        raise UsageError("several label sets (--qrels NAME=PATH) are scored here or on Dask "
-                         "(--workers/--scheduler); drop --spark, or give one --qrels")
     if place == "spark":
         return _evaluate_on_spark(args, options)
     distributed = place == "dask"
@@ -82,14 +79,20 @@ def run_evaluate(args) -> int:
             print(f"{len(runs)} runs  (qrels {qrels})")
             print(result.format_table())
     elif args.format == "json":
-        for item in report.to_dicts() if isinstance(args.qrels, dict) else [report.to_dict()]:
-            print(_json(item))
+        _print_json(report, args.qrels)
     else:
         print(f"{runs[0][1]}" + (f"  (qrels {qrels})" if args.qrels else ""))
         print(report.format_table())
     if args.per_query and args.format != "json":
         print(f"per-query results: {args.per_query}")
     return 0
+
+
+def _print_json(report, qrels) -> None:
+    """The report of one run as JSON: one object, or one a label set (``qrels`` a
+    dict of them), a line each."""
+    for item in report.to_dicts() if isinstance(qrels, dict) else [report.to_dict()]:
+        print(_json(item))
 
 
 def _json(obj: dict) -> str:
@@ -306,9 +309,10 @@ def _evaluate_on_spark(args, options: dict) -> int:
         source, spark=spark, order=args.order_col, per_query=args.per_query or False,
         **options))
     if args.format == "json":
-        print(_json(report.to_dict()))
+        _print_json(report, args.qrels)
     else:
-        print(f"{source}  (Spark {args.spark})" + (f"  (qrels {args.qrels})" if args.qrels else ""))
+        print(f"{source}  (Spark {args.spark})"
+              + (f"  (qrels {_shown_qrels(args.qrels)})" if args.qrels else ""))
         print(report.format_table())
         if args.per_query:
             print(f"per-query results: {args.per_query}")
