@@ -75,7 +75,7 @@ from .compare.comparison import Comparison
 from .evaluate import (check_nonempty, finish, id_type, judgment_paths, load_judgments,
                        open_run, run_output, set_parts)
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
-from .compare.stream import prepare, result, system_reports
+from .compare.stream import paired_scorer, prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches,
                      score_piece_sets, stitch)
 
@@ -482,7 +482,7 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    check_log_only(kwargs, "fastndcg.dask.compare")
+    check_log_only(source, "fastndcg.dask.compare")
     # every argument checked before any work (batch_rows as evaluate checks it)
     st = settings(systems, "fastndcg.dask.compare", batch_rows=batch_rows, **kwargs)
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
@@ -491,7 +491,7 @@ def compare(source, systems, *, client=None, workers: int | None = None,
         source = V.input_path(source, "source")
     _check_client(client, workers)
     opts_list, roles, plan = prepare(source, st)
-    scorer = PairedScorer(opts_list, plan)
+    scorer = paired_scorer(opts_list, plan, st)
     client_, cluster = None, None
     try:
         client_, cluster = _client(client, workers)

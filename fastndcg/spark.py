@@ -80,7 +80,7 @@ from .partition import (Options, Scorer, check_options, explain_columns,
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
-from .compare.stream import prepare, result, system_reports
+from .compare.stream import paired_scorer, prepare, result, system_reports
 from .pieces import PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece, stitch
 from .options import takes_options
 from .qrels import Qrels, load_qrels
@@ -532,7 +532,7 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    check_log_only(kwargs, "fastndcg.spark.compare")
+    check_log_only(source, "fastndcg.spark.compare")
     # every argument checked before any work (batch_rows as evaluate checks it)
     st = settings(systems, "fastndcg.spark.compare", batch_rows=batch_rows, **kwargs)
     opts_list, roles, plan = prepare(source, st)
@@ -542,7 +542,7 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     if partitions is not None:
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
     spark = _session(spark)
-    scorer = PairedScorer(opts_list, plan)
+    scorer = paired_scorer(opts_list, plan, st)
     opts = opts_list[0]
     read = _is_path(source)
     if not read:

@@ -29,7 +29,7 @@ __all__ = ["compare"]
 def _input_paths(source, systems, qrels) -> tuple:
     """The files a comparison reads: the log, or the runs and the qrels."""
     items = [source, qrels]
-    if qrels is not None:  # systems are runs (else score columns, not files)
+    if qrels is not None and source is None:  # systems are runs (else score columns)
         items += list(systems.values()) if isinstance(systems, dict) else list(systems)
     return tuple(os.fspath(x) for x in items if isinstance(x, (str, os.PathLike)))
 
@@ -106,18 +106,19 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     """
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    st = settings(systems, "fastndcg.compare", baseline=baseline, qrels=qrels, segment=segment,
+    st = settings(systems, "fastndcg.compare", source is not None or qrels is None,
+                  baseline=baseline, qrels=qrels, segment=segment,
                   k=k, confidence=confidence, n_resamples=n_resamples, seed=seed, tests=tests,
                   correction=correction, method=method, buckets=buckets, **options)
     inputs = _input_paths(source, systems, qrels)
     passed = None
-    if qrels is None and st.method != "queries":
+    if source is not None and st.method != "queries":
         refuse_reader(source)
         passed = streamed(source, st, progress)  # (its reader checks every column)
     if passed is not None:
         stats, reports = passed
         return result(st, stats, reports, started, inputs, progress)
-    if qrels is None:
+    if source is not None:
         check_log(source, st)
     v = read_values(source, qrels, st, progress)
     if st.method == "auto" and len(v.ids) > arguments.SCALE_QUERIES:
@@ -126,6 +127,6 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
         c = compare_queries(v, st, started, inputs, progress)
     if st.human_qrels is None:
         return c
-    c = with_ppi(c, v, st, progress)
+    c = with_ppi(c, source, v, st, progress)
     c.seconds = time.perf_counter() - started
     return c
