@@ -468,8 +468,10 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     systems : the score columns (a list, or a dict {name: column}); at least two.
     client, workers, partition_rows, batch_rows : as for :func:`evaluate`.
     **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
-        ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
-        against qrels are compared on one machine. Every argument is checked, by
+        ``k``, ``n_resamples``, ``method``, ...) and evaluation options; with
+        ``qrels=`` the log's documents are judged by them (and ``human_qrels=``
+        adds the prediction-powered differences, from sums merged exactly). Runs
+        (a file a system) are compared on one machine. Every argument is checked, by
         the checks of :func:`fastndcg.compare`, before any task is started or the cluster reached; a keyword it
         does not take is refused by name (TypeError).
 

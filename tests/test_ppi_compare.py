@@ -403,3 +403,19 @@ def test_log_hostile_inputs(wide, method):
                                           "buckets": "none of the queries of .* has a judgment "
                                                      "in the qrels"}[method]):
         fastndcg.compare(log, LOG_SYSTEMS, **{**kw, "qrels": nowhere})
+
+
+def test_log_on_the_command_line(wide):
+    """``fastndcg compare LOG --systems ... --qrels LLM --human-qrels HUMAN``: the log's
+    documents judged by the qrels, streamed, as the API gives it."""
+    _, path, llm, human = wide
+    out = cli(["compare", path, "--systems", "a,b,c", "--qrels", llm, "--human-qrels", human,
+               "-m", "nDCG@10", "--nan-scores", "last", "--method", "buckets", "--buckets",
+               "20", "--resamples", "100", "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    api = _log_compare(wide, measure="nDCG@10", method="buckets", n_resamples=100)
+    assert d["ppi"] == api.ppi
+    assert [r["ppi_diff"] for r in d["tests"]] == api.tests["ppi_diff"].to_pylist()
+    out = cli(["compare", path, path, "--systems", "a,b", "--qrels", llm])
+    assert out.returncode == 2 and "with --systems, compare reads one log" in out.stderr

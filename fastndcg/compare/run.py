@@ -45,13 +45,16 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     Parameters
     ----------
     source : the search log (as for :func:`fastndcg.evaluate`) whose score columns
-        are the systems; ``None`` when the systems are runs against ``qrels``.
+        are the systems, with a label column or judged by ``qrels``; ``None`` when
+        the systems are runs against ``qrels``.
     systems : score columns of the log (``["score_a", "score_b"]``, or a dict
         ``{name: column}``), or with ``qrels`` the runs: a dict ``{name: run}``
         (TREC run files, Parquet files or tables) or a list of run paths (named by
         file name). At least two.
     baseline : the system the others are tested against (default: the first).
-    qrels : judgments (as for :func:`fastndcg.evaluate`); compares runs.
+    qrels : judgments (as for :func:`fastndcg.evaluate`): of the runs (``source``
+        None), or of the log's documents (its ``doc_id`` column), which then streams
+        as a log without them does.
     segment : repeat everything for each value of this column of the log (one
         value per query), or of a mapping from query id to segment (a dict, or a
         two-column pyarrow Table: query id, segment).
@@ -78,7 +81,9 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     human_qrels (in ``options``) : with ``qrels`` an LLM's judgments, human judgments of
         a sample of the queries: ``tests`` then also gives each pair's
         prediction-powered difference (:mod:`fastndcg.compare.ppi`), with ``ppi=`` its
-        λ as :func:`fastndcg.evaluate` takes it and ``confidence`` its level.
+        λ as :func:`fastndcg.evaluate` takes it and ``confidence`` its level. From
+        exact sums: a log streams with them in flat memory (``method="buckets"``, Dask,
+        Spark), the same bits as ``method="queries"``.
     **options : evaluation options of :func:`fastndcg.evaluate` (``gain``,
         ``ties``, ``preset``, ``complete``, ``query``, ``label``, ``zero_idcg`` ...).
         Any other keyword is refused (TypeError) before anything is read, with the
