@@ -81,7 +81,7 @@ from .evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_non
                        check_scored, finish, id_type, judgment_paths, load_human,
                        load_judgments, open_run, run_output, set_parts)
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
-from .compare.stream import prepare, result, system_reports
+from .compare.stream import paired_scorer, prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches,
                      score_edges, score_piece_sets, stitch)
 
@@ -537,8 +537,10 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     systems : the score columns (a list, or a dict {name: column}); at least two.
     client, workers, partition_rows, batch_rows : as for :func:`evaluate`.
     **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
-        ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
-        against qrels are compared on one machine. Every argument is checked, by
+        ``k``, ``n_resamples``, ``method``, ...) and evaluation options; with
+        ``qrels=`` the log's documents are judged by them (and ``human_qrels=``
+        adds the prediction-powered differences, from sums merged exactly). Runs
+        (a file a system) are compared on one machine. Every argument is checked, by
         the checks of :func:`fastndcg.compare`, before any task is started or the cluster reached; a keyword it
         does not take is refused by name (TypeError).
 
@@ -551,7 +553,7 @@ def compare(source, systems, *, client=None, workers: int | None = None,
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    check_log_only(kwargs, "fastndcg.dask.compare")
+    check_log_only(source, "fastndcg.dask.compare")
     # every argument checked before any work (batch_rows as evaluate checks it)
     st = settings(systems, "fastndcg.dask.compare", batch_rows=batch_rows, **kwargs)
     V.count(partition_rows, "partition_rows", hi=1 << 40, fix="rows a partition holds; the "
@@ -560,7 +562,7 @@ def compare(source, systems, *, client=None, workers: int | None = None,
         source = V.input_path(source, "source")
     _check_client(client, workers)
     opts_list, roles, plan = prepare(source, st)
-    scorer = PairedScorer(opts_list, plan)
+    scorer = paired_scorer(opts_list, plan, st)
     client_, cluster = None, None
     try:
         client_, cluster = _client(client, workers)

@@ -60,7 +60,7 @@ from .measures import summary_of
 from .tables import render
 
 __all__ = ["Sums", "Lining", "PPI", "Estimate", "CONFIDENCE", "TUNED", "ASSUMPTION",
-           "check_ppi", "check_confidence", "refuse_human", "lined_up"]
+           "check_ppi", "check_confidence", "refuse_human", "lined_up", "matched"]
 
 CONFIDENCE = 0.95
 TUNED = "tuned"
@@ -357,8 +357,13 @@ def _means(names: list) -> list[int]:
     return [i for i, n in enumerate(names) if summary_of(n) == "mean"]
 
 
-def _matched(ids: pa.Array, hids: pa.Array) -> pa.Array:
-    """For each id of ``ids``, its position among ``hids`` (null where absent)."""
+def matched(ids: pa.Array, hids: pa.Array) -> pa.Array:
+    """For each id of ``ids``, its position among ``hids`` (null where absent): how a
+    query's value under the LLM's labels finds its value under the human labels.
+
+    >>> matched(pa.array([3, 1, 2]), pa.array([1, 3])).to_pylist()
+    [1, 0, None]
+    """
     if ids.type != hids.type:
         ids, hids = ids.cast(pa.large_string()), hids.cast(pa.large_string())
     return pc.index_in(ids, value_set=hids)
@@ -407,7 +412,7 @@ class Lining:
             return
         values = np.asarray(llm.values, np.float64)[:, self.cols]
         if n_human:
-            where = _matched(llm.ids, human.ids)
+            where = matched(llm.ids, human.ids)
             labelled = where.is_valid().to_numpy(zero_copy_only=False)
             pos = where.fill_null(0).to_numpy(zero_copy_only=False)
             human_values = np.asarray(human.values, np.float64)[pos][:, self.cols]
@@ -449,7 +454,7 @@ class Lining:
 
 def _without(rows, ids: pa.Array):
     """``rows`` less those whose id is among ``ids`` (None when none is left)."""
-    keep = ~_matched(rows.ids, ids).is_valid().to_numpy(zero_copy_only=False)
+    keep = ~matched(rows.ids, ids).is_valid().to_numpy(zero_copy_only=False)
     if keep.all():
         return rows
     return rows.select(keep) if keep.any() else None

@@ -95,10 +95,11 @@ from .partition import (Options, Scorer, SetScorer, check_options, explain_colum
 from .compare.arguments import check_log_only, settings
 from .compare.comparison import Comparison
 from .compare.paired import PairedScorer, merge_pieces, paired_partition
-from .compare.stream import prepare, result, system_reports
-from .pieces import (PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece_sets,
-                     stitch)
+from .compare.stream import paired_scorer, prepare, result, system_reports
+from .pieces import (PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece,
+                     score_piece_sets, stitch)
 from .options import bound, label_sets, takes_options
+from .qrels import Qrels, load_qrels
 from .output import Output
 from .parts import PartWriter, result_schema
 from .report import LabelSets, Report
@@ -647,8 +648,10 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     systems : the score columns (a list, or a dict {name: column}); at least two.
     spark, order, partitions, batch_rows : as for :func:`evaluate`.
     **kwargs : :func:`fastndcg.compare`'s arguments (``baseline``, ``segment``,
-        ``k``, ``n_resamples``, ``method``, ...) and evaluation options. Runs
-        against qrels are compared on one machine. Every argument is checked, by
+        ``k``, ``n_resamples``, ``method``, ...) and evaluation options; with
+        ``qrels=`` the log's documents are judged by them (and ``human_qrels=``
+        adds the prediction-powered differences, from sums merged exactly). Runs
+        (a file a system) are compared on one machine. Every argument is checked, by
         the checks of :func:`fastndcg.compare`, before any Spark job or session is started; a keyword it
         does not take is refused by name (TypeError).
 
@@ -660,7 +663,7 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     _require()
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    check_log_only(kwargs, "fastndcg.spark.compare")
+    check_log_only(source, "fastndcg.spark.compare")
     # every argument checked before any work (batch_rows as evaluate checks it)
     st = settings(systems, "fastndcg.spark.compare", batch_rows=batch_rows, **kwargs)
     opts_list, roles, plan = prepare(source, st)
@@ -670,7 +673,7 @@ def compare(source, systems, *, spark=None, order: str | None = None,
     if partitions is not None:
         V.count(partitions, "partitions", hi=1 << 20, fix="about 2-4 per core is usual")
     spark = _session(spark)
-    scorer = PairedScorer(opts_list, plan)
+    scorer = paired_scorer(opts_list, plan, st)
     opts = opts_list[0]
     read = _is_path(source)
     if not read:

@@ -428,7 +428,8 @@ def test_the_option_arguments_come_from_the_specification(command):
     assert actions["preset"].choices == list(PRESETS)
     if command == "compare":  # fastndcg.compare's k=10
         assert actions["k"].default == [10] and "each is tested" in actions["k"].help
-        assert actions["qrels"].help == "judgments: compare the runs given against them"
+        assert actions["qrels"].help == ("judgments: compare the runs given against them, or "
+                                         "with --systems judge the log's documents")
 
 
 def test_options_given_on_the_command_line_reach_evaluate_as_given():

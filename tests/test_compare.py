@@ -658,8 +658,11 @@ def test_segment_varying_within_a_query(log):
 
 
 def test_runs_need_no_source_and_no_column_segment():
-    with pytest.raises(TypeError, match="pass None as the source"):
+    # with a log, qrels judge its documents and the systems are its score columns
+    with pytest.raises(FileNotFoundError, match="source 'log.parquet' does not exist"):
         fastndcg.compare("log.parquet", {"a": "x.run", "b": "y.run"}, qrels="q.txt")
+    with pytest.raises(TypeError, match="a system is a score column of the log"):
+        fastndcg.compare("log.parquet", {"a": 1, "b": 2}, qrels="q.txt")
     with pytest.raises(ValueError, match="names a column of a log"):
         fastndcg.compare(None, {"a": "x.run", "b": "y.run"}, qrels="q.txt", segment="m")
 

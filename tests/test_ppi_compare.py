@@ -8,12 +8,15 @@ import json
 import os
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from scipy.stats import norm
 
 import fastndcg
 from benchmarks.test_bench_ppi import judge_files
 from fastndcg.compare.arguments import settings
+from fastndcg.compare.ppi import PPI_COLUMNS
 from inprocess import run as cli
 
 ppi_py = pytest.importorskip("ppi_py")
@@ -197,16 +200,16 @@ def test_ppi_without_human_qrels(judged):
         fastndcg.compare(None, runs, qrels=llm, ppi=0.5)
 
 
-def test_refused_where_values_are_not_kept(judged):
+def test_refused_without_llm_qrels(judged):
     llm, human, runs, _ = judged
-    with pytest.raises(ValueError, match="method='buckets' does not keep"):
+    with pytest.raises(ValueError, match="method='buckets' streams a log"):  # runs: in memory
         fastndcg.compare(None, runs, qrels=llm, human_qrels=human, method="buckets")
-    for where in ("fastndcg.dask.compare", "fastndcg.spark.compare"):
-        with pytest.raises(ValueError, match=r"does not take human_qrels=.*fastndcg.compare"):
-            settings(["a", "b"], where, human_qrels=human)
     with pytest.raises(ValueError, match="needs qrels"):  # a log's labels: no LLM qrels
         fastndcg.compare({"query_id": [1], "a": [1.0], "b": [2.0], "label": [1]}, ["a", "b"],
                          human_qrels=human)
+    for where in ("fastndcg.dask.compare", "fastndcg.spark.compare"):
+        with pytest.raises(ValueError, match="needs qrels"):
+            settings(["a", "b"], where, human_qrels=human)
 
 
 def test_command_line(judged):
@@ -221,3 +224,198 @@ def test_command_line(judged):
     assert d["tests"][0]["ppi_diff"] == api.tests["ppi_diff"][0].as_py()
     out = cli(["compare", RUN_A, RUN_B, "--qrels", llm, "--human-qrels", human, "--ppi", "2"])
     assert out.returncode == 2 and "ppi takes 'tuned'" in out.stderr
+
+
+# ------------------------------------------------ a log of the runs, streamed in partitions
+
+PPI_COLS = ["segment", "system", "measure", *PPI_COLUMNS]
+LOG_SYSTEMS = ["a", "b", "c"]
+
+
+def _scores(path):
+    with gzip.open(path, "rt") as f:
+        return {(q, doc): float(score) for q, _, doc, _, score, _ in map(str.split, f)}
+
+
+@pytest.fixture(scope="module")
+def wide(judged):
+    """The runs as one log, a score column a system: core18's two real runs (a
+    document one run did not retrieve has a NaN score, ranked last) and run A with
+    noise added; and a query the LLM's qrels do not judge, which the human qrels do
+    (left out of the comparison, counted as judged by people only). Written as
+    Parquet in row groups of 3,000 rows, so that queries straddle partitions."""
+    llm, human, _, d = judged
+    a, b = _scores(RUN_A), _scores(RUN_B)
+    keys = sorted(set(a) | set(b))
+    keys += [("999", f"extra{i}") for i in range(5)]
+    score_a = np.array([a.get(k, np.nan) for k in keys])
+    score_a[-5:] = np.arange(5.0)
+    noisy = score_a + np.random.default_rng(3).normal(0, 0.5, len(keys))
+    log = pa.table({"query_id": [k[0] for k in keys], "doc_id": [k[1] for k in keys],
+                    "a": score_a, "b": [b.get(k, np.nan) for k in keys], "c": noisy,
+                    "half": ["low" if k[0] < "400" else "high" for k in keys]})
+    log = log.set_column(3, "b", pa.array(np.where(np.isnan(log["b"].to_numpy()) & (
+        np.array([k[0] == "999" for k in keys])), 1.0, log["b"].to_numpy())))
+    path = os.path.join(str(d), "log.parquet")
+    pq.write_table(log, path, row_group_size=3000)
+    with_extra = os.path.join(str(d), "human_extra.txt")
+    with open(human) as f, open(with_extra, "w") as out:
+        out.write(f.read() + "999 0 extra1 2\n999 0 extra3 1\n")
+    return log, path, llm, with_extra
+
+
+def _log_compare(wide, **kw):
+    log, _, llm, human = wide
+    kw = {"measure": MEASURES, "n_resamples": 200, "nan_scores": "last", "buckets": 20, **kw}
+    return fastndcg.compare(log, LOG_SYSTEMS, qrels=llm, human_qrels=human, **kw)
+
+
+def _ppi_part(c):
+    return c.tests.select(PPI_COLS)
+
+
+@pytest.mark.parametrize("ppi,segment", [("tuned", None), (1.0, None), (0.3, "half")])
+def test_buckets_equal_queries_bit_for_bit(wide, ppi, segment):
+    """method='buckets' (the log streamed once, each system scored under both qrels
+    from one ranking, nothing kept per query) gives the very bits of the query-level
+    method, which evaluates every system under each qrels and holds the values."""
+    queries = _log_compare(wide, method="queries", ppi=ppi, segment=segment)
+    for method in ("buckets", "auto"):
+        other = _log_compare(wide, method=method, ppi=ppi, segment=segment)
+        assert _ppi_part(other).equals(_ppi_part(queries)), method
+        assert other.ppi == queries.ppi
+    assert queries.ppi["n_human_only"] == 1  # query 999: judged by people, not by the LLM
+    assert len(queries.tests) == 2 * len(COLS) * (1 if segment is None else 2)
+
+
+def test_streamed_equals_ppi_py(wide):
+    """The streamed differences are ppi_py's on the per-query differences of separate
+    evaluations of the log's score columns."""
+    log, _, llm, human = wide
+    c = _log_compare(wide, method="buckets", confidence=0.9)
+
+    def values(col, qrels):
+        t = fastndcg.evaluate(log, score=col, qrels=qrels, measure=MEASURES,
+                              nan_scores="last").per_query.to_pylist()
+        return {r["query_id"]: r for r in t}
+    by = {(s, j): values(s, q) for s in LOG_SYSTEMS for j, q in (("llm", llm), ("h", human))}
+    for r in c.tests.to_pylist():
+        m, s = r["measure"], r["system"]
+        queries = sorted(by["a", "llm"])
+        lab = [q for q in queries if q in by["a", "h"]]
+        unl = [q for q in queries if q not in by["a", "h"]]
+        y = np.array([by[s, "h"][q][m] - by["a", "h"][q][m] for q in lab])
+        yhat = np.array([by[s, "llm"][q][m] - by["a", "llm"][q][m] for q in lab])
+        yhat_u = np.array([by[s, "llm"][q][m] - by["a", "llm"][q][m] for q in unl])
+        lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
+        est = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u)
+        assert (r["ppi_n"], r["ppi_N"]) == (15, 35)
+        assert r["ppi_diff"] == pytest.approx(float(np.squeeze(est)), abs=1e-12, rel=0)
+        assert (r["ppi_low"], r["ppi_high"]) == pytest.approx(
+            (float(np.squeeze(lo)), float(np.squeeze(hi))), abs=1e-12, rel=0)
+
+
+def test_sums_do_not_grow_with_the_queries():
+    """What a streamed comparison keeps for its prediction-powered differences is the
+    same size for 200 queries as for 20,000: sums, nothing per query."""
+    import pickle
+
+    from fastndcg.compare.arguments import settings as make
+    from fastndcg.compare.stream import streamed
+
+    def kept(n):
+        rng = np.random.default_rng(n)
+        q = np.repeat(np.arange(n), 4)
+        log = pa.table({"query_id": q, "doc_id": np.tile(np.arange(4), n),
+                        "a": rng.random(4 * n), "b": rng.random(4 * n)})
+        grades = rng.integers(0, 3, 4 * n)
+        llm = pa.table({"query_id": q, "doc_id": np.tile(np.arange(4), n), "label": grades})
+        human = llm.filter(pa.array(q % 10 == 0))
+        st = make(["a", "b"], "fastndcg.compare", True, qrels=llm, human_qrels=human,
+                  method="buckets", n_resamples=10)
+        stats, _ = streamed(log, st, False)
+        assert stats.kept is None and stats.ppi.n_queries == n
+        arrays = [a for sums in stats.ppi.groups.values()
+                  for a in (sums.n, sums.N, sums.labelled, sums.unlabelled)]
+        held = [v for v in vars(stats.ppi).values() if isinstance(v, (np.ndarray, pa.Array))]
+        return sum(a.nbytes for a in arrays + held), len(pickle.dumps(stats.ppi)) // 100
+    assert kept(200) == kept(20_000)
+
+
+def test_dask_gives_the_same_bits(wide, dask_client):
+    import fastndcg.dask as fdask
+
+    log, path, llm, human = wide
+    for method in ("buckets", "auto"):
+        one = _log_compare(wide, method=method, segment="half")
+        kw = dict(qrels=llm, human_qrels=human, measure=MEASURES, n_resamples=200,
+                  nan_scores="last", buckets=20, method=method, segment="half")
+        on = fdask.compare(path, LOG_SYSTEMS, client=dask_client, partition_rows=3000, **kw)
+        assert on.tests.equals(one.tests), method
+        assert on.ppi == one.ppi
+
+
+def test_spark_gives_the_same_bits(wide, spark):
+    import fastndcg.spark as fspark
+
+    log, path, llm, human = wide
+    one = _log_compare(wide, method="buckets")
+    kw = dict(qrels=llm, human_qrels=human, measure=MEASURES, n_resamples=200,
+              nan_scores="last", buckets=20, method="buckets")
+    for source in (path, spark.read.parquet(path)):  # read by tasks; shuffled by Spark
+        on = fspark.compare(source, LOG_SYSTEMS, spark=spark, **kw)
+        assert _ppi_part(on).equals(_ppi_part(one))
+        assert on.tests.equals(one.tests)
+        assert on.ppi == one.ppi
+
+
+# ----------------------------------------------------------- bad input, streamed as well
+
+@pytest.mark.parametrize("method", ["queries", "buckets"])
+def test_log_hostile_inputs(wide, method):
+    log, _, llm, human = wide
+    d = os.path.dirname(llm)
+    nowhere = os.path.join(d, "nowhere.txt")
+    with open(nowhere, "w") as f:
+        f.write("nosuchquery 0 doc1 1\nnosuchquery2 0 doc2 1\n")
+    with open(human) as f:
+        lines = f.read().splitlines()
+    one = os.path.join(d, "one_human.txt")
+    with open(one, "w") as f:
+        f.write("\n".join(x for x in lines if x.split()[0] == lines[0].split()[0]) + "\n")
+    kw = dict(qrels=llm, n_resamples=10, nan_scores="last", method=method)
+    # each system evaluated against them (queries), or the sums of the stream (buckets)
+    with pytest.raises(ValueError, match={"queries": "human_qrels: none of the 51 queries",
+                                          "buckets": "human_qrels judge 0 of the 50 queries "
+                                                     "compared"}[method]):
+        fastndcg.compare(log, LOG_SYSTEMS, human_qrels=nowhere, **kw)
+    with pytest.raises(ValueError, match="judge 1 of the 50 queries.*at least 2"):
+        fastndcg.compare(log, LOG_SYSTEMS, human_qrels=one, **kw)
+    with pytest.raises(ValueError, match="every query has human judgments"):
+        fastndcg.compare(log, LOG_SYSTEMS, human_qrels=llm, **kw)
+    with pytest.raises(ValueError, match="ppi takes 'tuned'"):
+        fastndcg.compare(log, LOG_SYSTEMS, human_qrels=human, ppi=2, **kw)
+    with pytest.raises(ValueError, match="systems of a log are scored on the queries it holds"):
+        fastndcg.compare(log, LOG_SYSTEMS, human_qrels=human, complete=True, **kw)
+    with pytest.raises(ValueError, match="one source of judgments"):
+        fastndcg.compare(log, LOG_SYSTEMS, **{**kw, "qrels": {"x": llm, "y": human}})
+    with pytest.raises(ValueError, match={"queries": "none of the 51 queries",
+                                          "buckets": "none of the queries of .* has a judgment "
+                                                     "in the qrels"}[method]):
+        fastndcg.compare(log, LOG_SYSTEMS, **{**kw, "qrels": nowhere})
+
+
+def test_log_on_the_command_line(wide):
+    """``fastndcg compare LOG --systems ... --qrels LLM --human-qrels HUMAN``: the log's
+    documents judged by the qrels, streamed, as the API gives it."""
+    _, path, llm, human = wide
+    out = cli(["compare", path, "--systems", "a,b,c", "--qrels", llm, "--human-qrels", human,
+               "-m", "nDCG@10", "--nan-scores", "last", "--method", "buckets", "--buckets",
+               "20", "--resamples", "100", "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    api = _log_compare(wide, measure="nDCG@10", method="buckets", n_resamples=100)
+    assert d["ppi"] == api.ppi
+    assert [r["ppi_diff"] for r in d["tests"]] == api.tests["ppi_diff"].to_pylist()
+    out = cli(["compare", path, path, "--systems", "a,b", "--qrels", llm])
+    assert out.returncode == 2 and "with --systems, compare reads one log" in out.stderr

@@ -598,8 +598,8 @@ def test_judges_bad_input_as_on_one_machine(spark, judges, tmp_path):
                                              spark=spark, qrels=llm, human_qrels=human, k=10,
                                              per_query=str(out)))
     assert there == here and not out.exists()
-    with pytest.raises(ValueError, match=r"fastndcg.spark.compare\(\) does not take "
-                                         r"human_qrels="):
+    # compare takes them with the LLM's qrels (tests/test_ppi_compare.py), not without
+    with pytest.raises(ValueError, match=r"human_qrels=\.\.\. needs qrels=\.\.\. in compare"):
         fspark.compare(df, ["score", "doc_id"], human_qrels=human)
 
 

@@ -175,19 +175,18 @@ def run_compare(args) -> int:
         if args.k != COMPARE_K:
             raise UsageError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
         options["k"] = 10  # compare's "k not given"
-    if args.qrels is None:
+    log = args.qrels is None or args.systems is not None  # (with --qrels: its documents')
+    if log:
         if args.systems is None:
             raise UsageError("name the systems to compare: --systems score_a,score_b (score "
                              "columns of the log), or give --qrels and two or more runs")
         if len(args.inputs) != 1:
-            raise UsageError(f"without --qrels, compare reads one log (its score columns are "
+            raise UsageError(f"with --systems, compare reads one log (its score columns are "
                              f"the systems), got {len(args.inputs)} inputs; to compare runs, "
-                             f"give --qrels")
+                             f"give --qrels and drop --systems")
         source = args.inputs[0]
         systems = [c.strip() for c in args.systems.split(",") if c.strip()]
     else:
-        if args.systems is not None:
-            raise UsageError("with --qrels the systems are the runs given; drop --systems")
         if args.segment is not None:
             raise UsageError("--segment names a column of a log; runs have none (the Python "
                              "API takes segment= as a mapping from query id to segment)")
@@ -214,12 +213,12 @@ def run_compare(args) -> int:
                     tests=args.tests, correction=args.correction, method=args.method,
                     buckets=args.buckets, **options)
     place = engine(args)
-    if place and args.qrels is not None:
+    if place and not log:
         raise UsageError(f"--{'spark' if place == 'spark' else 'workers/--scheduler'} "
-                         f"compare the score columns of a log; compare runs against --qrels "
-                         f"on this machine (drop the flag)")
+                         f"compare the score columns of a log (--systems); compare runs "
+                         f"against --qrels on this machine (drop the flag)")
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
-        check_arguments(systems, **settings)
+        check_arguments(systems, log, **settings)
     except (ValueError, TypeError) as err:
         text = str(err)
         for api, flag in (("baseline=", "--baseline "),

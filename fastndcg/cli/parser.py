@@ -138,13 +138,15 @@ def build_parser() -> Parser:
                                     "difference, effect size, paired randomization / t / "
                                     "Wilcoxon p-values (corrected) and wins/ties/losses.")
     cm.add_argument("inputs", nargs="+", metavar="LOG_OR_RUNS",
-                    help="a Parquet log with --systems, or with --qrels two or more runs "
-                         "(TREC or Parquet; NAME=PATH names a run)")
+                    help="a Parquet log with --systems (judged by its label column, or by "
+                         "--qrels), or with --qrels two or more runs (TREC or Parquet; "
+                         "NAME=PATH names a run)")
     cm.add_argument("--systems", metavar="COLS",
                     help="score columns of the log, comma-separated (at least two)")
     options = OptionArguments(
         cm, [n for n, o in O.OPTIONS.items() if o.compared is True],
-        qrels={"help": "judgments: compare the runs given against them", "action": "store",
+        qrels={"help": "judgments: compare the runs given against them, or with --systems "
+                       "judge the log's documents", "action": "store",
                "metavar": "QRELS"},
         k={"default": COMPARE_K, "help": "cutoff(s), comma-separated (default 10); each is tested"})
     options.add("qrels")

@@ -76,7 +76,15 @@ same answers as before. Above it:
 
 Runs compared against qrels (separate files lined up by query id) are held in
 memory query by query whatever their size; above 1,000,000 queries their tests
-use the bucket methods too, so a comparison's method depends only on its size.
+use the bucket methods too, so a comparison's method depends only on its size. A
+log whose documents are judged by ``qrels`` (its score columns the systems)
+streams as a labelled log does.
+
+**Prediction-powered differences** (``human_qrels=``, :mod:`fastndcg.compare.ppi`)
+come from exact sums of every pair's differences (:class:`fastndcg.ppi.Sums`, per
+segment): a streamed log adds them partition by partition, each system ranked
+once and scored under both sets of judgments, and merges them exactly, so they
+are the very bits of the query-level method's, in flat memory.
 
 The package, a module a step (each importing only those listed after it):
 :mod:`~fastndcg.compare.run` (the entry point, :func:`compare`);

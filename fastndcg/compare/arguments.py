@@ -22,7 +22,7 @@ from .. import _core as C
 from .. import _validate as V
 from .. import measures as M
 from ..evaluate import check_options
-from ..options import OPTIONS
+from ..options import OPTIONS, label_sets
 from ..options import check as check_option
 from ..presets import DEFAULT_K
 from .stats import CORRECTIONS
@@ -104,8 +104,9 @@ def _whole(value, name: str, lo: int, hi: int | None, says: str, fix: str = ""):
     return int(value)
 
 
-def _systems(systems, qrels) -> tuple[list[str], list]:
-    """(names, what to evaluate for each): score columns in list mode, runs with qrels."""
+def _systems(systems, runs: bool) -> tuple[list[str], list]:
+    """(names, what to evaluate for each): score columns of a log, or ``runs`` (with
+    qrels and no log)."""
     if isinstance(systems, (str, os.PathLike)):
         raise TypeError(f"systems must list at least two systems (score columns, or runs with "
                         f"qrels=...), got the single {type(systems).__name__} {systems!r}")
@@ -117,7 +118,7 @@ def _systems(systems, qrels) -> tuple[list[str], list]:
                                 f"{n!r}")
     elif isinstance(systems, Sequence):
         items = list(systems)
-        if qrels is None:
+        if not runs:
             names = items
         else:
             names = [os.path.basename(os.fspath(x)) if isinstance(x, (str, os.PathLike))
@@ -131,11 +132,11 @@ def _systems(systems, qrels) -> tuple[list[str], list]:
     if len(items) < 2:
         raise ValueError(f"compare needs at least two systems, got {len(items)}: {names!r}; "
                          f"add the baseline and the system(s) to compare with it")
-    if qrels is None:
+    if not runs:
         for col in items:
             if not isinstance(col, str):
-                raise TypeError(f"systems: without qrels a system is a score column of the log "
-                                f"(a str), got {col!r}; to compare runs, pass qrels=...")
+                raise TypeError(f"systems: a system is a score column of the log (a str), got "
+                                f"{col!r}; to compare runs, pass None as the log and qrels=...")
     for n in names:
         if names.count(n) > 1:
             raise ValueError(f"systems: {n!r} is named twice; give each system once (runs "
@@ -162,31 +163,38 @@ class Settings:
     tests_named: bool = False  # tests= given (else: every test the method has)
     human_qrels: Any = None    # human judgments of a sample: prediction-powered differences
     ppi: str | float = "tuned"  # their λ (see fastndcg.ppi)
+    qrels: Any = None          # the judgments of a log's documents (None: its label column)
 
 
-def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrels=None,
-             segment=None, k=10, confidence=0.95, n_resamples=10_000, seed=0, tests=None,
-             correction="holm", method="auto", buckets=DEFAULT_BUCKETS,
-             **options) -> Settings:
+def settings(systems, where: str = "fastndcg.compare", log: bool | None = None, /, *,
+             baseline=None, qrels=None, segment=None, k=10, confidence=0.95,
+             n_resamples=10_000, seed=0, tests=None, correction="holm", method="auto",
+             buckets=DEFAULT_BUCKETS, **options) -> Settings:
     """:func:`fastndcg.compare`'s arguments, validated without reading anything, as
     ``where`` (one of ENGINES: the engine's own arguments are not among them) takes
-    them.
+    them. ``log``: whether the systems are score columns of a log (with ``qrels``, its
+    documents judged by them) rather than runs; by default, as ``where`` takes them
+    (the distributed engines compare logs; :func:`fastndcg.compare` runs when given
+    ``qrels``).
 
     >>> st = settings(["score_a", "score_b"], baseline="score_b", k=[5, 10])
     >>> st.names, st.base, st.tests, st.options["k"]
     (['score_a', 'score_b'], 1, ('randomization', 't', 'wilcoxon'), [5, 10])
     """
     check_keywords(where, options)  # first, as Python refuses an unknown keyword
-    if options.get("human_qrels") is not None and where != "fastndcg.compare":
-        raise ValueError(f"{where}() does not take human_qrels=: prediction-powered "
-                         f"differences are computed from every query's values by "
-                         f"fastndcg.compare on one machine; call it with qrels= and "
-                         f"human_qrels=, or drop human_qrels here")
-    if options.get("human_qrels") is not None and method == "buckets":
-        raise ValueError("human_qrels= gives prediction-powered differences from every query's "
-                         "values, which method='buckets' does not keep: use method='auto' or "
-                         "'queries'")
-    names, items = _systems(systems, qrels)
+    if log is None:
+        log = qrels is None or where != "fastndcg.compare"
+    if label_sets(qrels) is not None:
+        raise ValueError("compare takes one source of judgments in qrels=; several label sets "
+                         "(qrels={name: qrels, ...}) are compared one call a set (or, with an "
+                         "LLM's and a sample of human judgments, qrels=the LLM's, "
+                         "human_qrels=the human ones)")
+    if options.get("human_qrels") is not None and qrels is None:
+        raise ValueError("human_qrels=... needs qrels=... in compare (an LLM's judgments of "
+                         "the documents): each system's differences under the LLM's "
+                         "judgments are corrected with those of the human sample; compare "
+                         "does not read the LLM's labels from a label column")
+    names, items = _systems(systems, not log)
     if baseline is None:
         base = 0
     elif baseline in names:
@@ -216,11 +224,16 @@ def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrel
     if method == "buckets" and explicit and "wilcoxon" in tests:
         raise ValueError(WILCOXON_AT_SCALE.format(why="method='buckets' keeps no per-query "
                                                       "values"))
-    if qrels is not None and method == "buckets":
+    if not log and method == "buckets":
         raise ValueError("method='buckets' streams a log whose score columns are the systems; "
                          "runs compared against qrels are lined up query by query in memory: "
                          "use method='auto' (buckets above "
-                         f"{SCALE_QUERIES:,} queries) or 'queries'")
+                         f"{SCALE_QUERIES:,} queries) or 'queries', or put the runs' scores "
+                         "in one log, a score column a system")
+    if log and qrels is not None and options.get("complete"):
+        raise ValueError("complete=True scores the judged queries missing from a run as 0; the "
+                         "systems of a log are scored on the queries it holds: drop "
+                         "complete=True, or compare runs (a file a system)")
     C.check_choice("correction", correction, CORRECTIONS)
     if segment is not None and not isinstance(segment, (str, Mapping, pa.Table)):
         raise TypeError(f"segment must be a column name, or a mapping from query id to "
@@ -236,7 +249,7 @@ def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrel
         k = DEFAULT_K  # evaluate's "k not given"
     options = dict(options, k=k)
     # every evaluation option is checked before anything is read
-    opts, _ = check_options(qrels=qrels, score=items[0] if qrels is None else "score",
+    opts, _ = check_options(qrels=qrels, score=items[0] if log else "score",
                             **{n: options.get(n, d) for n, d in EVAL_DEFAULTS.items()})
     for m in opts.others:  # the tests compare arithmetic means of per-query values
         if M.REGISTRY[m.kind].summary == "gm":
@@ -250,20 +263,23 @@ def settings(systems, where: str = "fastndcg.compare", /, *, baseline=None, qrel
     human, lam = options.pop("human_qrels", None), options.pop("ppi", OPTIONS["ppi"].default)
     return Settings(names, items, base, float(confidence), int(n_resamples), int(seed),
                     tuple(t for t in TESTS if t in tests), correction, segment, options,
-                    method, int(buckets), explicit, human, check_option("ppi", lam))
+                    method, int(buckets), explicit, human, check_option("ppi", lam), qrels)
 
 
-def check_arguments(systems, **kwargs) -> None:
+def check_arguments(systems, log: bool | None = None, **kwargs) -> None:
     """Validate :func:`fastndcg.compare`'s arguments without reading anything (the command
-    line calls it first, to tell usage errors from bad data)."""
-    settings(systems, **kwargs)
+    line calls it first, to tell usage errors from bad data); ``log`` as
+    :func:`settings` takes it."""
+    settings(systems, "fastndcg.compare", log, **kwargs)
 
 
-def check_log_only(kwargs: dict, where: str) -> None:
-    """A distributed comparison compares the score columns of a log."""
-    if kwargs.get("qrels") is not None:
+def check_log_only(source, where: str) -> None:
+    """A distributed comparison compares the score columns of a log (with ``qrels``,
+    its documents judged by them): runs (a file a system) are compared on one machine."""
+    if source is None:
         raise ValueError(f"{where} compares the score columns of a log; compare runs against "
-                         f"qrels on one machine with fastndcg.compare")
+                         f"qrels on one machine with fastndcg.compare, or put their scores in "
+                         f"one log, a score column a system")
 
 
 def check_memory(n_groups: int, n_resamples: int, n_systems: int, n_cutoffs: int) -> None:

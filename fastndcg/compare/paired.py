@@ -11,7 +11,10 @@ not grow with its queries:
   of every system's values and of every pair's differences (against the baseline);
 * per group: the sums of squared differences, and wins, ties and losses;
 * the per-query values themselves, but only while the whole comparison holds at
-  most ``Plan.keep`` queries (then the query-level methods use them).
+  most ``Plan.keep`` queries (then the query-level methods use them);
+* with human judgments of a sample of the queries (``Plan.human``), per group the
+  prediction-powered sums of every pair's differences (:class:`PairSums`): each
+  system is scored under the LLM's judgments and the human ones from one ranking.
 
 Sums are fixed-point integers (:mod:`fastndcg._kernels.paired`), so :meth:`Stats.merge`
 is exact: every path (one machine, Dask, Spark), partitioning, batch size and
@@ -34,10 +37,12 @@ from ..chunks import Chunk, regroup
 from ..partition import Options, PartitionResult, Scored, Scorer, score_partition
 from ..parts import Rows
 from ..pieces import Edges, in_order
+from ..ppi import Sums, matched
+from ..qrels import Qrels
 from ..totals import Totals
 
-__all__ = ["Plan", "PairedScorer", "Stats", "paired_partition", "merge_pieces",
-           "segment_of", "bucket_key"]
+__all__ = ["Plan", "PairedScorer", "PairedScored", "PairSums", "Stats", "paired_partition",
+           "merge_pieces", "segment_of", "bucket_key"]
 
 _MASK = (1 << 64) - 1
 
@@ -64,6 +69,7 @@ class Plan:
     keep: int                # per-query values kept while the comparison has <= keep queries
     segment: str | None = None          # a column of the log holding each query's segment
     segment_map: tuple | None = None    # or (query ids, segments): a mapping
+    human: bool = False                 # human judgments of a sample: PairSums kept
 
 
 def segment_of(chunk: Chunk, column: str) -> pa.Array:
@@ -103,28 +109,147 @@ def _mapped(ids: pa.Array, mapping: tuple) -> pa.Array:
     return segs.take(pos)
 
 
+@dataclass
+class PairedScored(Scored):
+    """A chunk's values, every system side by side, and with human judgments the
+    values of the queries they judge (``human``: ids and values, the same columns)."""
+    human: Rows | None = None
+
+
 class PairedScorer:
     """Scores a chunk once per system; the values side by side (system-major columns
-    ``"{measure} {system}"``), with each query's segment."""
+    ``"{measure} {system}"``), with each query's segment. With ``qrels`` the log's
+    documents are judged by them (queries without a judgment left out), and with
+    ``human`` as well by the human judgments of a sample, each system's rows ranked
+    once for both."""
 
-    def __init__(self, opts_list: list[Options], plan: Plan) -> None:
-        self.scorers = [Scorer(o) for o in opts_list]
+    def __init__(self, opts_list: list[Options], plan: Plan, qrels: Qrels | None = None,
+                 human: Qrels | None = None) -> None:
+        self.scorers = [Scorer(o, qrels) for o in opts_list]
+        self.human = None if human is None else [Scorer(o, human) for o in opts_list]
         self.plan = plan
         names = [f"{m} {s}" for s in plan.systems for m in plan.measures]
         self.opts = dataclasses.replace(opts_list[0], names=names)
         self.qrels = None
 
-    def score_chunk(self, chunk: Chunk) -> Scored:
-        parts = [sc.score_chunk(chunk) for sc in self.scorers]
+    def score_chunk(self, chunk: Chunk) -> PairedScored:
+        ranked = [sc.rank(chunk) for sc in self.scorers]
+        parts = [sc.score_ranked(r) for sc, r in zip(self.scorers, ranked)]
         first = parts[0]
-        values = np.hstack([p.values for p in parts]) if len(parts) > 1 else first.values
         extra = None
         if self.plan.segment is not None:
-            extra = {"segment": segment_of(chunk, self.plan.segment)}
+            seg = segment_of(chunk, self.plan.segment)
+            if len(first.ids) < len(chunk.ids):  # queries without judgments left out
+                seg = seg.filter(pc.is_in(chunk.ids, value_set=first.ids))
+            extra = {"segment": seg}
         elif self.plan.segment_map is not None:
             extra = {"segment": _mapped(first.ids, self.plan.segment_map)}
-        return Scored(first.ids, first.n_docs, np.ascontiguousarray(values), first.zero, None,
-                      extra)
+        human = None
+        if self.human is not None:
+            by_human = [sc.score_ranked(r) for sc, r in zip(self.human, ranked)]
+            human = Rows(by_human[0].ids, by_human[0].n_docs, _side_by_side(by_human),
+                         by_human[0].zero)
+        return PairedScored(first.ids, first.n_docs, _side_by_side(parts), first.zero, None,
+                            extra, human=human)
+
+
+def _side_by_side(parts: list[Scored]) -> np.ndarray:
+    """The systems' values of the same queries, side by side (system-major)."""
+    return np.ascontiguousarray(np.hstack([p.values for p in parts]) if len(parts) > 1
+                                else parts[0].values)
+
+
+class PairSums:
+    """The prediction-powered sums of a comparison with human judgments of a sample
+    of its queries: per group (segment), a :class:`fastndcg.ppi.Sums` of every pair's
+    per-query difference, system - baseline (column ``j * M + m``: the j-th system
+    other than the baseline, measure m), under the LLM's labels on every query
+    compared (Ŷ) and under the human labels on those they judge (Y). A query's two
+    values are lined up by id as they are added, so nothing is kept per query; the
+    sums are exact, so they merge to the same bits in any order.
+
+    >>> plan = Plan(["a", "b"], 0, ["ndcg@10"], 10, 0, 0, human=True)
+    >>> ps = PairSums(plan)
+    >>> ps.add(pa.array([1, 2, 3]), np.array([[0.5, 0.7], [0.4, 0.4], [0.1, 0.3]]), None,
+    ...        Rows(pa.array([1, 2]), np.zeros(2), np.array([[0.5, 0.6], [0.5, 0.6]]),
+    ...             np.zeros(2, bool)))
+    >>> e = ps.groups[None].estimate(ppi=1.0).measures["ndcg@10 b - a"]
+    >>> e.n, e.N, round(e.estimate, 4)  # 0.2 + mean(0.1 - 0.2, 0.1 - 0.0)
+    (2, 1, 0.2)
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        M, b = len(plan.measures), plan.base
+        others = [s for s in range(len(plan.systems)) if s != b]
+        self.cols = np.array([s * M + m for s in others for m in range(M)], np.int64)
+        self.base_cols = np.array([b * M + m for _ in others for m in range(M)], np.int64)
+        self.keys = [(measure, plan.systems[s]) for s in others for measure in plan.measures]
+        self.baseline = plan.systems[b]
+        self.groups: dict = {}  # segment value (None: no segments) -> Sums
+        self.n_queries = 0      # queries compared (a value of every system and measure)
+        self.n_shared = 0       # ... of them with human judgments
+        self.n_human_only = 0   # queries with human judgments that are not compared
+        self.example = None     # the smallest id of a query with human judgments
+
+    def names(self, segment) -> list[str]:
+        """The columns of a group's Sums, named for messages."""
+        at = "" if segment is None else f" (segment {segment!r})"
+        return [f"{measure} {system} - {self.baseline}{at}" for measure, system in self.keys]
+
+    def differences(self, values: np.ndarray) -> np.ndarray:
+        """Every pair's differences (q, P*M) of the systems' values side by side (q, S*M)."""
+        return values[:, self.cols] - values[:, self.base_cols]
+
+    def add(self, ids: pa.Array, values: np.ndarray, segments: pa.Array | None,
+            human: Rows | None) -> None:
+        """Add the queries compared (``ids``, their values side by side, and segments, or
+        None) and ``human``: the values of the queries with human judgments among them
+        and others (counted as not compared)."""
+        n_human = 0 if human is None else len(human.ids)
+        if n_human:
+            low = pc.min(human.ids).as_py()
+            if self.example is None or low < self.example:
+                self.example = low
+        if not len(ids):
+            self.n_human_only += n_human
+            return
+        llm = self.differences(values)
+        if n_human:
+            where = matched(ids, human.ids)
+            labelled = where.is_valid().to_numpy(zero_copy_only=False)
+            pos = where.fill_null(0).to_numpy(zero_copy_only=False)
+            by_human = self.differences(np.asarray(human.values, np.float64)[pos])
+        else:
+            labelled = np.zeros(len(ids), bool)
+            by_human = np.full_like(llm, np.nan)
+        shared = int(labelled.sum())
+        self.n_queries += len(ids)
+        self.n_shared += shared
+        self.n_human_only += n_human - shared
+        if segments is None:
+            self._sums(None).add(llm, by_human, labelled)
+            return
+        uniq = pc.unique(segments)
+        codes = pc.index_in(segments, value_set=uniq).to_numpy(zero_copy_only=False)
+        for i, segment in enumerate(uniq.to_pylist()):
+            rows = codes == i
+            self._sums(segment).add(llm[rows], by_human[rows], labelled[rows])
+
+    def _sums(self, segment) -> Sums:
+        if segment not in self.groups:
+            self.groups[segment] = Sums.empty(self.names(segment))
+        return self.groups[segment]
+
+    def merge(self, other: "PairSums") -> "PairSums":
+        """``other``'s sums added into these (exact); returns self."""
+        for segment, sums in other.groups.items():
+            self._sums(segment).merge(sums)
+        self.n_queries += other.n_queries
+        self.n_shared += other.n_shared
+        self.n_human_only += other.n_human_only
+        if other.example is not None and (self.example is None or other.example < self.example):
+            self.example = other.example
+        return self
 
 
 @dataclass
@@ -144,11 +269,14 @@ class Stats:
     n_left_out: int = 0
     kept: list | None = field(default_factory=list)  # [(ids, values, segments)], None: too many
     since_normal: int = 0
+    ppi: PairSums | None = None          # with human judgments: the prediction-powered sums
 
     @classmethod
     def empty(cls, plan: Plan) -> "Stats":
         s = cls(len(plan.systems), len(plan.measures), plan.n_buckets, plan.keep)
         s._grow(0)
+        if plan.human:
+            s.ppi = PairSums(plan)
         return s
 
     @property
@@ -200,8 +328,6 @@ class Stats:
     def add(self, rows: Rows, key: np.uint64, base: int) -> None:
         values = rows.values
         n = len(rows)
-        if not n:
-            return
         seg = None if rows.extra is None else rows.extra.get("segment")
         ok = ~np.isnan(values).any(axis=1)
         ids = rows.ids
@@ -211,8 +337,10 @@ class Stats:
             values, ids = values[ok], ids.filter(mask)
             seg = None if seg is None else seg.filter(mask)
             n = len(ids)
-            if not n:
-                return
+        if self.ppi is not None:
+            self.ppi.add(ids, values, seg, rows.human if isinstance(rows, PairedScored) else None)
+        if not n:
+            return
         values = np.ascontiguousarray(values, np.float64)
         group = self._groups(seg, n)
         ids = plain_ids(ids)
@@ -256,6 +384,8 @@ class Stats:
             self.squares[where] += other.squares
             self.wtl[where] += other.wtl
             self.normalize()
+        if other.ppi is not None:
+            self.ppi = other.ppi if self.ppi is None else self.ppi.merge(other.ppi)
         self.n_left_out += other.n_left_out
         self.n_queries += other.n_queries
         if self.kept is None or other.kept is None or self.n_queries > self.keep:

@@ -17,15 +17,16 @@ import math
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ..ppi import ASSUMPTION, PPI, Sums
+from ..parts import Rows
+from ..ppi import ASSUMPTION, PPI
 from .arguments import Settings
 from .comparison import Comparison
+from .paired import PairSums, Plan
 from .stats import adjust
 from .values import Values, judged_values
 
-__all__ = ["with_ppi", "PPI_COLUMNS", "normal_p"]
+__all__ = ["with_ppi", "with_sums", "PPI_COLUMNS", "normal_p"]
 
 # the columns added to Comparison.tests (p_ppi_adj: corrected across the pairs)
 PPI_COLUMNS = ("ppi_diff", "ppi_low", "ppi_high", "ppi_se", "ppi_lambda", "ppi_n", "ppi_N",
@@ -43,45 +44,46 @@ def normal_p(estimate: float, se: float) -> float:
     return math.erfc(abs(estimate / se) / math.sqrt(2))
 
 
-def with_ppi(c: Comparison, v: Values, st: Settings, progress: bool) -> Comparison:
+def with_ppi(c: Comparison, source, v: Values, st: Settings, progress: bool) -> Comparison:
     """``c`` with the prediction-powered columns (:data:`PPI_COLUMNS`) added to its
-    tests table and ``c.ppi`` set: every run is evaluated against
-    ``st.human_qrels`` and its per-query values lined up with ``v`` (the LLM's)."""
+    tests table and ``c.ppi`` set, from per-query values held in memory: every
+    system (a run, or a score column of the log ``source``) is evaluated against
+    ``st.human_qrels`` and its per-query values lined up with ``v`` (the LLM's) in
+    the sums :func:`with_sums` reads."""
     try:
-        human_ids, human = judged_values(st.human_qrels, st, v.measures, progress)
+        human_ids, human = judged_values(source, st.human_qrels, st, v.measures, progress)
     except ValueError as err:  # say which judgments the message is about
         raise ValueError(f"human_qrels: {err}") from err
-    ids, hids = v.ids, human_ids
-    if ids.type != hids.type:
-        ids, hids = ids.cast(pa.large_string()), hids.cast(pa.large_string())
-    where = pc.index_in(ids, value_set=hids)
-    labelled = where.is_valid().to_numpy(zero_copy_only=False)
-    shared = int(labelled.sum())
-    if shared < 2:
-        example = "" if not len(human_ids) else f" (e.g. {human_ids[0].as_py()!r})"
-        raise ValueError(f"human_qrels judge {shared} of the {len(v.ids):,} queries compared"
-                         f"{example}, and prediction-powered differences need a human sample "
-                         f"of at least 2 of them; do the query ids of the runs and of both "
-                         f"qrels match (same spelling, same column)?")
-    pos = where.fill_null(0).to_numpy(zero_copy_only=False)
-    S, M, _ = v.values.shape
-    others = [s for s in range(S) if s != st.base]
+    S, M, n = v.values.shape
+    plan = Plan(list(st.names), st.base, list(v.measures), st.n_buckets, st.seed, 0,
+                human=True)
+    sums = PairSums(plan)
+    segments = None
+    if v.segments is not None:
+        segments = v.segments.take(pa.array(np.repeat(np.arange(len(v.segments)),
+                                                      np.diff(v.offsets))))
+    sums.add(v.ids, v.values.reshape(S * M, n).T, segments,
+             Rows(human_ids, np.zeros(len(human_ids), np.int64),
+                  human.reshape(S * M, len(human_ids)).T, np.zeros(len(human_ids), bool)))
+    return with_sums(c, sums, st)
+
+
+def with_sums(c: Comparison, sums: PairSums, st: Settings) -> Comparison:
+    """``c`` with the prediction-powered columns (:data:`PPI_COLUMNS`) added to its
+    tests table and ``c.ppi`` set, from the merged sums of every pair's differences
+    (whatever added them: values held in memory, or the partitions of a log); each
+    row's p-value corrected across the rows with ``st.correction``."""
+    if sums.n_shared < 2:
+        example = "" if sums.example is None else f" (e.g. {sums.example!r})"
+        raise ValueError(f"human_qrels judge {sums.n_shared} of the {sums.n_queries:,} queries "
+                         f"compared{example}, and prediction-powered differences need a human "
+                         f"sample of at least 2 of them; do the query ids of the systems' "
+                         f"scores and of both qrels match (same spelling, same column)?")
     found = {}
-    for g in range(len(v.offsets) - 1):
-        lo, hi = int(v.offsets[g]), int(v.offsets[g + 1])
-        seg = None if v.segments is None else v.segments[g].as_py()
-        keys, llm, hum = [], [], []
-        for m, measure in enumerate(v.measures):
-            for s in others:
-                keys.append((seg, measure, st.names[s]))
-                llm.append(v.values[s, m, lo:hi] - v.values[st.base, m, lo:hi])
-                hum.append(human[s, m, pos[lo:hi]] - human[st.base, m, pos[lo:hi]])
-        names = [f"{measure} {system} - {st.names[st.base]}"
-                 + ("" if seg is None else f" (segment {seg!r})") for seg, measure, system in keys]
-        sums = Sums.empty(names)
-        sums.add(np.stack(llm, axis=1), np.stack(hum, axis=1), labelled[lo:hi])
-        for key, e in zip(keys, sums.estimate(st.confidence, st.ppi).measures.values()):
-            found[key] = e
+    for seg, group in sums.groups.items():
+        estimates = group.estimate(st.confidence, st.ppi).measures.values()
+        for (measure, system), e in zip(sums.keys, estimates):
+            found[(seg, measure, system)] = e
     rows = c.tests.to_pylist()
     est = [found[(r["segment"], r["measure"], r["system"])] for r in rows]
     p = [normal_p(e.estimate, e.se) for e in est]
@@ -97,5 +99,5 @@ def with_ppi(c: Comparison, v: Values, st: Settings, progress: bool) -> Comparis
     c.tests = tests
     method = PPI({}, st.confidence, st.ppi).method
     c.ppi = {"confidence": st.confidence, "ppi": st.ppi, "method": method,
-             "assumption": ASSUMPTION, "n_human_only": len(human_ids) - shared}
+             "assumption": ASSUMPTION, "n_human_only": sums.n_human_only}
     return c

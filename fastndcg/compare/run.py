@@ -29,7 +29,7 @@ __all__ = ["compare"]
 def _input_paths(source, systems, qrels) -> tuple:
     """The files a comparison reads: the log, or the runs and the qrels."""
     items = [source, qrels]
-    if qrels is not None:  # systems are runs (else score columns, not files)
+    if qrels is not None and source is None:  # systems are runs (else score columns)
         items += list(systems.values()) if isinstance(systems, dict) else list(systems)
     return tuple(os.fspath(x) for x in items if isinstance(x, (str, os.PathLike)))
 
@@ -45,13 +45,16 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     Parameters
     ----------
     source : the search log (as for :func:`fastndcg.evaluate`) whose score columns
-        are the systems; ``None`` when the systems are runs against ``qrels``.
+        are the systems, with a label column or judged by ``qrels``; ``None`` when
+        the systems are runs against ``qrels``.
     systems : score columns of the log (``["score_a", "score_b"]``, or a dict
         ``{name: column}``), or with ``qrels`` the runs: a dict ``{name: run}``
         (TREC run files, Parquet files or tables) or a list of run paths (named by
         file name). At least two.
     baseline : the system the others are tested against (default: the first).
-    qrels : judgments (as for :func:`fastndcg.evaluate`); compares runs.
+    qrels : judgments (as for :func:`fastndcg.evaluate`): of the runs (``source``
+        None), or of the log's documents (its ``doc_id`` column), which then streams
+        as a log without them does.
     segment : repeat everything for each value of this column of the log (one
         value per query), or of a mapping from query id to segment (a dict, or a
         two-column pyarrow Table: query id, segment).
@@ -78,7 +81,9 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     human_qrels (in ``options``) : with ``qrels`` an LLM's judgments, human judgments of
         a sample of the queries: ``tests`` then also gives each pair's
         prediction-powered difference (:mod:`fastndcg.compare.ppi`), with ``ppi=`` its
-        λ as :func:`fastndcg.evaluate` takes it and ``confidence`` its level.
+        λ as :func:`fastndcg.evaluate` takes it and ``confidence`` its level. From
+        exact sums: a log streams with them in flat memory (``method="buckets"``, Dask,
+        Spark), the same bits as ``method="queries"``.
     **options : evaluation options of :func:`fastndcg.evaluate` (``gain``,
         ``ties``, ``preset``, ``complete``, ``query``, ``label``, ``zero_idcg`` ...).
         Any other keyword is refused (TypeError) before anything is read, with the
@@ -106,18 +111,19 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     """
     started = time.perf_counter()
     progress = V.flag(progress, "progress")
-    st = settings(systems, "fastndcg.compare", baseline=baseline, qrels=qrels, segment=segment,
+    st = settings(systems, "fastndcg.compare", source is not None or qrels is None,
+                  baseline=baseline, qrels=qrels, segment=segment,
                   k=k, confidence=confidence, n_resamples=n_resamples, seed=seed, tests=tests,
                   correction=correction, method=method, buckets=buckets, **options)
     inputs = _input_paths(source, systems, qrels)
     passed = None
-    if qrels is None and st.method != "queries":
+    if source is not None and st.method != "queries":
         refuse_reader(source)
         passed = streamed(source, st, progress)  # (its reader checks every column)
     if passed is not None:
         stats, reports = passed
         return result(st, stats, reports, started, inputs, progress)
-    if qrels is None:
+    if source is not None:
         check_log(source, st)
     v = read_values(source, qrels, st, progress)
     if st.method == "auto" and len(v.ids) > arguments.SCALE_QUERIES:
@@ -126,6 +132,6 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
         c = compare_queries(v, st, started, inputs, progress)
     if st.human_qrels is None:
         return c
-    c = with_ppi(c, v, st, progress)
+    c = with_ppi(c, source, v, st, progress)
     c.seconds = time.perf_counter() - started
     return c

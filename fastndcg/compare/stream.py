@@ -5,12 +5,15 @@ The internal API of the engines that compare a log (one machine, and
 
 1. :func:`~fastndcg.compare.arguments.settings` checks the arguments;
 2. :func:`prepare` gives each system's evaluation options, the columns read and
-   the :class:`~fastndcg.compare.paired.Plan` of the partitions;
-3. each partition is scored by a :class:`~fastndcg.compare.paired.PairedScorer`
+   the :class:`~fastndcg.compare.paired.Plan` of the partitions, and
+   :func:`paired_scorer` the scorer (with the judgments read, when the log's
+   documents are judged by ``qrels``, and ``human_qrels``);
+3. each partition is scored by the :class:`~fastndcg.compare.paired.PairedScorer`
    through :func:`~fastndcg.compare.paired.paired_partition`, and the pieces merge
    exactly (:func:`~fastndcg.compare.paired.merge_pieces`);
 4. :func:`system_reports` gives each system's Report, and :func:`result` the
-   :class:`~fastndcg.compare.Comparison` of the merged statistics.
+   :class:`~fastndcg.compare.Comparison` of the merged statistics (with human
+   judgments, its prediction-powered columns from the merged sums).
 
 :func:`streamed` runs the steps on one machine.
 """
@@ -19,10 +22,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+import time
+
 from .. import io
 from .._progress import Progress
-from ..evaluate import check_nonempty, check_options, repeated_ids
-from ..partition import read_as
+from ..evaluate import check_nonempty, check_options, load_judgments, repeated_ids
+from ..partition import Options, read_as
+from ..qrels import load_qrels
 from ..report import Report
 from ..totals import Totals
 from . import arguments  # (SCALE_QUERIES read when used: tests lower it)
@@ -30,10 +36,12 @@ from .arguments import EVAL_DEFAULTS, Settings
 from .buckets import compare_buckets
 from .comparison import Comparison
 from .paired import PairedScorer, Plan, Stats, paired_partition
+from .ppi import with_sums
 from .queries import compare_queries
 from .values import kept_values, segment_mapping
 
-__all__ = ["prepare", "system_reports", "result", "streamed", "check_log", "refuse_reader"]
+__all__ = ["prepare", "paired_scorer", "system_reports", "result", "streamed", "check_log",
+           "refuse_reader"]
 
 
 def prepare(source, st: Settings) -> tuple[list, dict, Plan]:
@@ -41,7 +49,7 @@ def prepare(source, st: Settings) -> tuple[list, dict, Plan]:
     evaluation options, the columns read (name -> role) and the partitions' plan."""
     opts_list, roles = [], {}
     for item in st.items:
-        o, r = check_options(qrels=None, score=item,
+        o, r = check_options(qrels=st.qrels, score=item,
                              **{n: st.options.get(n, d) for n, d in EVAL_DEFAULTS.items()
                                 if n != "qrels"})
         opts_list.append(read_as(o, source))
@@ -59,8 +67,20 @@ def prepare(source, st: Settings) -> tuple[list, dict, Plan]:
         mapping = segment_mapping(st.segment, None)
     keep = arguments.SCALE_QUERIES if st.method == "auto" else (0 if st.method == "buckets" else 2 ** 62)
     plan = Plan(list(st.names), st.base, list(opts_list[0].names), st.n_buckets, st.seed, keep,
-                column, mapping)
+                column, mapping, st.human_qrels is not None)
     return opts_list, roles, plan
+
+
+def paired_scorer(opts_list: list[Options], plan: Plan, st: Settings) -> PairedScorer:
+    """The scorer of every partition, with the judgments of the log's documents
+    (``qrels``) and the human judgments of a sample (``human_qrels``) read once."""
+    opts = opts_list[0]
+    judged = load_judgments(st.qrels, opts)[None]
+    human = None
+    if st.human_qrels is not None:
+        human = load_qrels(st.human_qrels, opts.query, opts.doc, opts.label, opts.gain,
+                           opts.negative_labels, opts.preset, name="human_qrels")
+    return PairedScorer(opts_list, plan, judged, human)
 
 
 def system_reports(totals: Totals, plan: Plan, describe: str, inputs=()) -> dict:
@@ -81,10 +101,20 @@ def result(st: Settings, stats: Stats, reports: dict, started: float, inputs: tu
     """The Comparison of merged statistics: query-level when they kept every value,
     else from the buckets."""
     measures = list(next(iter(reports.values())).totals.names)
+    if st.qrels is not None and not stats.n_queries + stats.n_left_out:
+        raise ValueError(f"none of the queries of {next(iter(reports.values())).source} has a "
+                         f"judgment in the qrels: do the log's and the qrels' query ids match "
+                         f"(same spelling, same column)?")
     if stats.kept is not None:
-        return compare_queries(kept_values(stats, measures, reports), st, started, inputs,
-                               progress)
-    return compare_buckets(st, stats, reports, measures, started, inputs, progress)
+        c = compare_queries(kept_values(stats, measures, reports), st, started, inputs,
+                            progress)
+    else:
+        c = compare_buckets(st, stats, reports, measures, started, inputs, progress)
+    if stats.ppi is None:
+        return c
+    c = with_sums(c, stats.ppi, st)
+    c.seconds = time.perf_counter() - started
+    return c
 
 
 def streamed(source, st: Settings, progress: bool):
@@ -92,7 +122,7 @@ def streamed(source, st: Settings, progress: bool):
     query's rows are not adjacent (the streamed sums would split it)."""
     opts_list, roles, plan = prepare(source, st)
     src = io.open_source(source, roles, batch_rows=st.options.get("batch_rows", 1 << 20))
-    scorer = PairedScorer(opts_list, plan)
+    scorer = paired_scorer(opts_list, plan, st)
     bar = Progress(src.num_rows, enabled=bool(progress))
     try:
         result, stats = paired_partition(src.batches(prefetch=True), scorer, progress=bar)

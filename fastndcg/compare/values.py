@@ -43,8 +43,9 @@ def _score_all(source, qrels, st: Settings, progress: bool) -> tuple[dict, list]
     """evaluate() once per system: the Reports and each one's per-query table."""
     reports, tables = {}, []
     for name, item in zip(st.names, st.items):
-        if qrels is None:
-            rep = evaluate(source, score=item, per_query=None, progress=progress, **st.options)
+        if source is not None:  # a log: the systems are its score columns
+            rep = evaluate(source, score=item, qrels=qrels, per_query=None, progress=progress,
+                           **st.options)
         else:
             rep = evaluate(item, qrels=qrels, per_query=None, progress=progress, **st.options)
         reports[name] = rep
@@ -144,13 +145,11 @@ def segment_mapping(segment, id_type: pa.DataType | None) -> tuple[pa.Array, pa.
 
 
 def read_values(source, qrels, st: Settings, progress: bool) -> Values:
-    """Every system evaluated (the log's score columns, or the runs against
-    ``qrels``) and its per-query values lined up; a log is checked by the caller."""
+    """Every system evaluated (the log's score columns, judged by its labels or by
+    ``qrels``, or the runs against ``qrels``) and its per-query values lined up; a
+    log is checked by the caller."""
     query = st.options.get("query", "query_id")
-    if qrels is not None and source is not None:
-        raise TypeError("with qrels=..., the systems are the runs (systems={name: run}); "
-                        "pass None as the source")
-    if qrels is not None and isinstance(st.segment, str):
+    if source is None and isinstance(st.segment, str):
         raise ValueError(f"segment={st.segment!r} names a column of a log, but runs compared "
                          f"against qrels have none; pass a mapping from query id to segment "
                          f"(a dict or a two-column pyarrow Table)")
@@ -177,13 +176,13 @@ def read_values(source, qrels, st: Settings, progress: bool) -> Values:
     return _grouped(ids, values, seg_of, measures, n_left_out, reports)
 
 
-def judged_values(qrels, st: Settings, measures: list, progress: bool
+def judged_values(source, qrels, st: Settings, measures: list, progress: bool
                   ) -> tuple[pa.Array, np.ndarray]:
-    """Every run evaluated against other judgments ``qrels`` (a human sample): the
-    ids of the queries they judge, sorted, and the (S, M, n) values of ``measures``
-    in that order (NaN kept: a query without a value is left out by whoever reads
-    them)."""
-    _, tables = _score_all(None, qrels, st, progress)
+    """Every system (a score column of the log ``source``, or a run when it is None)
+    evaluated against other judgments ``qrels`` (a human sample): the ids of the
+    queries they judge, sorted, and the (S, M, n) values of ``measures`` in that
+    order (NaN kept: a query without a value is left out by whoever reads them)."""
+    _, tables = _score_all(source, qrels, st, progress)
     return _align(tables, st, st.options.get("query", "query_id"), measures)
 
 
