@@ -315,7 +315,7 @@ def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.
 def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) -> Agreement:
     """The label part of :func:`agreement` on two loaded label sets."""
     chunk = Chunk(qa.ids, qa.offsets, pa.table({doc: qa.docs}))
-    match, _, judged_q = qb.match(chunk, doc)
+    match, _, judged_q = qb.match(chunk, doc, run_docs=qa.doc_ids)  # hashed at loading
     ia = np.flatnonzero(match >= 0)  # the pairs, grouped by the first set's queries
     n_both = len(ia)
     if n_both == 0:

@@ -27,7 +27,7 @@ from . import foreign
 from . import measures as M
 from ._arrow import from_numpy, numbers, strictly_increasing
 from .chunks import Chunk, query_chunks
-from .qrels import NamedBatch, Names, Qrels, gather_ideal, join, trec_order
+from .qrels import DocIds, NamedBatch, Names, Qrels, chunk_docs, gather_ideal, join, trec_order
 from . import options as O
 from .presets import DEFAULT_K, SEMANTIC_OPTIONS, read_grades, resolve
 from .parts import LABELS, PartWriter, Rows
@@ -297,6 +297,14 @@ class Ranked:
     chunk: Chunk               # in the input order ``order=`` names
     scores: np.ndarray         # in the chunk's row order
     order: np.ndarray | None   # the rows in the tie rule's order (trec, ranx), or None
+    docs: DocIds | None = None  # the document ids as every set's join reads them
+    _ordered: np.ndarray | None = None
+
+    def ordered_scores(self) -> np.ndarray:
+        """The scores in the tie rule's order (``scores[order]``), gathered once."""
+        if self._ordered is None:
+            self._ordered = self.scores[self.order]
+        return self._ordered
 
 
 @dataclass
@@ -356,7 +364,7 @@ class Scorer:
             # the other label sets' joins reuse it
             find = opts.ties == "trec" and order is None
             labels, found, judged_q, ideal, grades = join(chunk, self.qrels, opts.doc, find,
-                                                          lay.n_bits > 0)
+                                                          lay.n_bits > 0, ranked.docs)
             if find:
                 order = ranked.order = found
             if grades is not None:
@@ -365,7 +373,7 @@ class Scorer:
         if order is not None:
             # rows in docno-descending (trec) or ranx's order within each query: "input
             # order wins" on tied scores is then that rule's tie-break (tmode is STABLE)
-            scores, labels = scores[order], labels[order]
+            scores, labels = ranked.ordered_scores(), labels[order]
             flags = None if flags is None else flags[order]
         batch = NamedBatch(chunk.offsets, scores, labels, ids=Names(chunk.ids))
         try:
@@ -597,6 +605,8 @@ class SetScorer:
         if len(self.scorers) == 1:  # any scorer (a comparison's too) scores a chunk alone
             return [self.scorers[0].score_chunk(chunk)]
         ranked = self.scorers[0].rank(chunk)
+        if self.scorers[0].qrels is not None:  # every set's join reads them: made once
+            ranked.docs = chunk_docs(ranked.chunk, self.opts.doc)
         return [s.score_ranked(ranked) for s in self.scorers]
 
 

@@ -33,7 +33,8 @@ from ._arrow import as_numpy, as_strings, from_numpy, numbers, plain_ids, run_st
 from .chunks import Chunk, check_nulls, regroup
 from .presets import read_grades
 
-__all__ = ["Qrels", "load_qrels", "join", "trec_order", "gather_ideal", "judged_docs_only"]
+__all__ = ["Qrels", "DocIds", "load_qrels", "join", "trec_order", "gather_ideal",
+           "judged_docs_only"]
 
 
 class NamedBatch(C.Batch):
@@ -72,6 +73,44 @@ def kernel_ids(ids: pa.Array, as_text: bool) -> tuple:
     for a in out:  # Arrow's buffers are read-only: one array type (one compiled kernel)
         a.flags.writeable = False
     return out
+
+
+_NO_HASHES = np.zeros(0, np.uint64)  # ids hashed inside the join itself
+
+
+class DocIds:
+    """Document ids as the join kernels take them, each form made once: the ids
+    (:func:`kernel_ids`, as numbers or as text) and, with ``hashed``, the hash of
+    each text id, for ids that several joins read (a qrels' judgments; a run
+    chunk joined to several label sets): hashed once rather than once a join.
+    Integer ids are never hashed ahead: their hash is one multiplication."""
+
+    def __init__(self, docs: pa.Array, hashed: bool) -> None:
+        self.docs = docs
+        self.hashed = hashed
+        self._made: dict = {}
+
+    def ids(self, as_text: bool) -> tuple:
+        """The ids as :func:`kernel_ids` gives them."""
+        key = ("ids", as_text)
+        if key not in self._made:
+            self._made[key] = kernel_ids(self.docs, as_text)
+        return self._made[key]
+
+    def hashes(self, as_text: bool) -> np.ndarray:
+        """Each id's hash as the join computes it, or an empty array (hashed in the
+        join): unless ``hashed`` and the ids are read as text."""
+        ids = self.ids(as_text)
+        if not self.hashed or not len(ids[1]):
+            return _NO_HASHES
+        key = ("hashes", as_text)
+        if key not in self._made:
+            out = np.empty(len(self.docs), np.uint64)
+            if len(out):
+                with C.KERNEL_LOCK:
+                    K.id_hashes(ids, out)
+            self._made[key] = out
+        return self._made[key]
 
 
 def _as_text(a: pa.Array, b: pa.Array, docs: bool) -> bool:
@@ -134,9 +173,11 @@ def _sorted_keys(chunk: Chunk, docs, bounds: np.ndarray) -> tuple:
 
 
 def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
-               order: bool = False) -> tuple:
+               order: bool = False, hashes=_NO_HASHES, jhashes=_NO_HASHES) -> tuple:
     """Run :func:`join_docs` over a chunk: (match, order or None, duplicate or None),
-    ``match`` valid until the next chunk's join in this thread."""
+    ``match`` valid until the next chunk's join in this thread. ``hashes`` and
+    ``jhashes``: the hashes of ``docs`` and ``jdocs`` (:meth:`DocIds.hashes`), or
+    empty."""
     n = chunk.table.num_rows
     n_q = len(chunk.offsets) - 1
     if judged_q is None:
@@ -147,13 +188,20 @@ def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
     bounds = chunk_bounds(chunk.offsets)
     keys, skips = _sorted_keys(chunk, docs, bounds) if order else (_NO_KEYS, _NO_SKIPS)
     with C.KERNEL_LOCK:
-        K.join_docs(chunk.offsets, docs, judged_q, joff, jdocs, bounds, order, keys, skips,
-                    match, out_order, first_dup)
+        K.join_docs(chunk.offsets, docs, hashes, judged_q, joff, jdocs, jhashes, bounds, order,
+                    keys, skips, match, out_order, first_dup)
     return match, (out_order if order else None), _duplicates(first_dup)
 
 
 def _doc_column(chunk: Chunk, doc: str) -> pa.Array:
     return plain_ids(chunk.table.column(doc), f"document ids in column {doc!r}")
+
+
+def chunk_docs(chunk: Chunk, doc: str, hashed: bool = True) -> DocIds:
+    """The document ids of a run chunk (column ``doc``) as the joins take them:
+    made once for the joins of every label set (``hashed``: text ids hashed once
+    too)."""
+    return DocIds(_doc_column(chunk, doc), hashed)
 
 
 def _check_unique(chunk: Chunk, docs: pa.Array, dup, what: str) -> None:
@@ -177,6 +225,12 @@ class Qrels:
     # judged: -2 is not relevant even at rel=0); the same array when nothing changed
     raw0: Any = None
     _cache: dict = field(repr=False, default_factory=dict)
+    # the judged document ids as the joins take them, hashed once (:class:`DocIds`)
+    doc_ids: Any = field(repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.doc_ids is None:
+            self.doc_ids = DocIds(self.docs, hashed=True)
 
     def relevant_counts(self, rel: int) -> np.ndarray:
         """R of each judged query at threshold ``rel``: its judgments with a grade >= rel."""
@@ -220,23 +274,22 @@ class Qrels:
             K.lookup_ids(table, judged, kernel_ids(ids, text), out)
         return out
 
-    def doc_ids(self, run_docs: pa.Array) -> tuple:
-        """(run ids, judged ids) in one kind for the join kernels."""
-        text = _as_text(run_docs, self.docs, docs=True)
-        return (kernel_ids(run_docs, text),
-                self._cached(("docs", text), lambda: kernel_ids(self.docs, text)))
-
-    def match(self, chunk: Chunk, doc: str, order: bool = False) -> tuple:
+    def match(self, chunk: Chunk, doc: str, order: bool = False,
+              run_docs: DocIds | None = None) -> tuple:
         """(match, order, judged_q) of a run chunk: each row's judgment position in
         ``docs`` (-1: unjudged; a scratch array, overwritten by the next join in this
         thread), the rows in trec order (None unless ``order``) and each query's
-        judged index (-1: none). A document listed twice is an error."""
-        docs = _doc_column(chunk, doc)
-        run_ids, judged_ids = self.doc_ids(docs)
+        judged index (-1: none). A document listed twice is an error. ``run_docs``:
+        the chunk's document ids (column ``doc``) as several joins share them
+        (:func:`chunk_docs`), else read here."""
+        if run_docs is None:
+            run_docs = chunk_docs(chunk, doc, hashed=False)
+        text = _as_text(run_docs.docs, self.docs, docs=True)
         judged_q = self.judged_queries(chunk.ids)
-        match, out_order, dup = _per_query(chunk, run_ids, judged_q, judged_ids, self.offsets,
-                                           order)
-        _check_unique(chunk, docs, dup, "run")
+        match, out_order, dup = _per_query(
+            chunk, run_docs.ids(text), judged_q, self.doc_ids.ids(text), self.offsets, order,
+            run_docs.hashes(text), self.doc_ids.hashes(text))
+        _check_unique(chunk, run_docs.docs, dup, "run")
         return match, out_order, judged_q
 
     def judged_rows(self, chunk: Chunk, query: str, doc: str) -> np.ndarray:
@@ -298,7 +351,9 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     except ValueError as err:
         text = str(err)
         raise ValueError(text if text.startswith(("the ", "qrels", name)) else where + text) from None
-    _, _, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()))
+    judged_docs = DocIds(docs, hashed=True)  # hashed once: here and in every join
+    text = docs.type != pa.int64()
+    _, _, dup = _per_query(chunk, judged_docs.ids(text), hashes=judged_docs.hashes(text))
     if dup is not None:
         q, row, n_bad = dup
         raise ValueError(f"{name + ': the qrels' if memory else 'the ' + src.describe} judge "
@@ -325,7 +380,7 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     if batch.labels is not labels:  # the policy changed some grades: keep them as judged
         raw0 = np.zeros(len(labels) + 1, labels.dtype)
         raw0[:-1] = labels
-    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0)
+    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0, doc_ids=judged_docs)
 
 
 def judged_docs_only(run: pa.Table, judgments: pa.Table) -> pa.Table:
@@ -353,13 +408,16 @@ def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
     return order
 
 
-def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True, grades: bool = False) -> tuple:
+def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True, grades: bool = False,
+         run_docs: DocIds | None = None) -> tuple:
     """(labels, order, judged_q, ideal, grades) of a run chunk: each row's judgment (0
     when unjudged), the rows of each query in document id descending order (None
     unless ``order``), the judged query index of each run query (-1: no judgments),
     the ideal lists and, with ``grades``, (each row's grade as judged, whether it is
-    judged) for the relevance of binary measures (else None)."""
-    match, out_order, judged_q = qr.match(chunk, doc, order)
+    judged) for the relevance of binary measures (else None). ``run_docs``: the
+    chunk's document ids as the joins of several label sets share them
+    (:func:`chunk_docs`)."""
+    match, out_order, judged_q = qr.match(chunk, doc, order, run_docs)
     extra = None
     if grades:
         extra = ((qr.labels0 if qr.raw0 is None else qr.raw0)[match], match >= 0)

@@ -353,8 +353,8 @@ def _trec_keys_chunk(g0, g1, goff, ids, keys, skips):
         row[hi - lo:] = _ALL
 
 
-def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, skips,
-              out_match, out_order, first_dup):
+def join_docs(goff, ids, hashes, judged_q, joff, jids, jhashes, chunks, want_order,
+              sorted_keys, skips, out_match, out_order, first_dup):
     """Per group g: each row's judgment and, with ``want_order``, trec_eval's order.
 
     ``out_match[row]`` <- the position t in ``jids`` of the row's id among the
@@ -369,16 +369,41 @@ def join_docs(goff, ids, judged_q, joff, jids, chunks, want_order, sorted_keys, 
     One hash set of the group's ids per group (a scratch table per chunk, reused:
     entries of earlier groups hold rows below the group's first row and count as
     empty), probed once per judgment: O(rows + judgments). Slots keep the hash
-    too, so ids are compared only when their hashes are equal. Chunks of groups run
-    on several threads (:func:`.threads.run_chunks`), each with its own table."""
+    too, so ids are compared only when their hashes are equal. ``hashes`` and
+    ``jhashes``: the ids' hashes (:func:`id_hashes`) when computed already (ids
+    shared by several joins), else empty (hashed here). Chunks of groups run on
+    several threads (:func:`.threads.run_chunks`), each with its own table."""
     run_chunks(len(chunks) - 1, lambda c: _join_chunk(
-        chunks[c], chunks[c + 1], goff, ids, judged_q, joff, jids, want_order, sorted_keys,
-        skips, out_match, out_order, first_dup))
+        chunks[c], chunks[c + 1], goff, ids, hashes, judged_q, joff, jids, jhashes,
+        want_order, sorted_keys, skips, out_match, out_order, first_dup))
+
+
+def id_hashes(ids, out):
+    """out[i] <- the hash of id i (as :func:`join_docs` hashes it), for ids that
+    several joins read: hashed once, not once a join. Rows in parallel slices."""
+    n = len(out)
+    bounds = np.linspace(0, n, 8 + 1).astype(np.int64)
+    run_chunks(8, lambda c: _hash_rows(bounds[c], bounds[c + 1], ids, out))
 
 
 @kernel
-def _join_chunk(g0, g1, goff, ids, judged_q, joff, jids, want_order, sorted_keys, skips,
-                out_match, out_order, first_dup):
+def _hash_rows(r0, r1, ids, out):
+    v, off = ids
+    for r in range(r0, r1):
+        out[r] = _hash(v, off, r)
+
+
+@register_jitable
+def _hash_of(v, off, hashes, r):
+    """Id r's hash: computed already in ``hashes``, or now (``hashes`` empty)."""
+    if len(hashes):
+        return hashes[r]
+    return _hash(v, off, r)
+
+
+@kernel
+def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want_order,
+                sorted_keys, skips, out_match, out_order, first_dup):
     v, off = ids
     jv, joff_ = jids
     longest = 1
@@ -402,7 +427,7 @@ def _join_chunk(g0, g1, goff, ids, judged_q, joff, jids, want_order, sorted_keys
         dup = -1
         for r in range(lo, hi):
             out_match[r] = -1
-            x = _hash(v, off, r)
+            x = _hash_of(v, off, id_hash, r)
             h = x >> shift
             while True:
                 s = rows[h]
@@ -419,7 +444,7 @@ def _join_chunk(g0, g1, goff, ids, judged_q, joff, jids, want_order, sorted_keys
         jq = judged_q[g]
         if jq >= 0 and hi > lo:
             for t in range(joff[jq], joff[jq + 1]):
-                x = _hash(jv, joff_, t)
+                x = _hash_of(jv, joff_, jid_hash, t)
                 h = x >> shift
                 while True:
                     s = rows[h]
