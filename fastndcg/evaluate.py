@@ -16,6 +16,8 @@ all: then memory does not grow with the number of queries.
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import tempfile
 import time
@@ -192,8 +194,9 @@ def load_human(human, opts: Options, judged: Qrels | None) -> Qrels:
     were, checked to judge at least 2 of the queries the LLM's judge, before the
     run is read (the sample of prediction-powered means). ``judged`` None: the
     LLM's labels are the run's (list mode), checked once it is scored."""
-    out = load_qrels(human, opts.query, opts.doc, opts.label, opts.gain,
-                     opts.negative_labels, opts.preset, name="human_qrels")
+    out = dataclasses.replace(load_qrels(human, opts.query, opts.doc, opts.label, opts.gain,
+                                         opts.negative_labels, opts.preset,
+                                         name="human_qrels"), sample=True)
     if judged is not None:
         _check_sample(_shared(judged.ids, out.ids), len(judged.ids),
                       "judged by the LLM's qrels", out, "both qrels")
@@ -455,8 +458,6 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
                              opts.names, weight=opts.weight, extra=explain_columns(opts))
                for j in judged]
     scorers = [Scorer(opts, j) for j in judged]
-    if lining is not None:
-        scorers[1].keeps_unjudged = False  # the human sample: most queries are outside it
     writers = [PartWriter(schema, out.part_path(0), keep=out.kind != "none")
                for schema, out in zip(schemas, outputs)]
     # a one-shot reader cannot be read again to look for repeated ids: note them now
@@ -523,14 +524,9 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
         lining(added)
     for i, result in enumerate(results):
         check_weights(totals[i], opts)
-        n_run = None
-        if lining is not None and i == 1:  # the sample's unjudged ids are an example only
-            first = results[0].unjudged
-            n_run = (totals[0].n_queries - (n_missing[0] if opts.complete else 0)
-                     + (0 if first is None else len(first)))
         check_nonempty(totals[i].n_rows, src.named,
                        None if result.seen is None else result.seen.any(), result.unjudged,
-                       None if names is None else names[i], n_run)
+                       None if names is None else names[i])
     if lining is not None:  # before anything is committed: a failed run writes nothing
         check_scored(lining, judged[1], judged[0] is None)
     reports = []
@@ -545,10 +541,10 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
 
 
 def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged,
-                   labels: str | None = None, n_queries: int | None = None) -> None:
+                   labels: str | None = None) -> None:
     """An empty log, or a run none of whose queries is judged, is an error, not NaN.
-    ``labels``: the name of the label set judging it, if one of several.
-    ``n_queries``: the run's queries, where ``unjudged`` holds only some of them."""
+    ``labels``: the name of the label set judging it, if one of several
+    (``"human_qrels"``: a sample, whose unjudged ids are only an example)."""
     if n_rows == 0:
         if describe.startswith("the "):  # an object in memory ("the Arrow table given as ...")
             raise ValueError(f"{describe} holds no rows: it is empty (filtered to nothing, or "
@@ -557,11 +553,13 @@ def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudge
         raise ValueError(f"{describe} holds no rows (an empty file, a file without row "
                          f"groups, or a reader that was already read): nothing to evaluate")
     if judged_seen is not None and not judged_seen:
-        n = n_queries if n_queries is not None else 0 if unjudged is None else len(unjudged)
+        n = 0 if unjudged is None else len(unjudged)
         example = "" if not n else f" (e.g. run query {unjudged[0].as_py()!r})"
-        qrels = ("the qrels" if labels is None else labels if labels == "human_qrels" else
+        sample = labels == HUMAN_SETS[1]
+        qrels = ("the qrels" if labels is None else labels if sample else
                  f"the qrels of label set {labels!r}")
-        raise ValueError(f"none of the {n:,} queries of {describe} has a judgment in {qrels}"
+        some = "" if sample else f" {n:,}"  # (a sample's ids: the first chunk's only)
+        raise ValueError(f"none of the{some} queries of {describe} has a judgment in {qrels}"
                          f"{example}: do the run's and the qrels' query ids match (same "
                          f"spelling, same column)?")
 

@@ -324,7 +324,7 @@ class Scorer:
         # the ids of the queries without judgments are kept (for their count, with
         # duplicates across partitions taken out); a sample's judgments (human_qrels)
         # leave most queries unjudged, and keep only the first chunk's, for messages
-        self.keeps_unjudged = True
+        self.keeps_unjudged = qrels is None or not qrels.sample
 
     def score_chunk(self, chunk: Chunk) -> Scored:
         return self.score_ranked(self.rank(chunk))

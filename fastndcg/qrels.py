@@ -227,6 +227,9 @@ class Qrels:
     _cache: dict = field(repr=False, default_factory=dict)
     # the judged document ids as the joins take them, hashed once (:class:`DocIds`)
     doc_ids: Any = field(repr=False, default=None)
+    # judgments of a sample of the queries (human_qrels=): most queries are outside
+    # it, so their ids are not collected (only an example, for messages)
+    sample: bool = False
 
     def __post_init__(self) -> None:
         if self.doc_ids is None:

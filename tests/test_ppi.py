@@ -285,7 +285,7 @@ def test_human_sample_outside_the_run(judged):
     sample = sorted({line.split()[0] for line in open(human)})
     for keep, message in ((1, r"human_qrels judge 1 of the 36 queries scored with the "
                                r"LLM's judgments.*at least 2"),
-                          (0, r"none of the 35 queries .* has a judgment in human_qrels")):
+                          (0, r"none of the queries .* has a judgment in human_qrels")):
         t = run.filter(pc.invert(pc.is_in(run["query_id"],
                                                           pa.array(sample[keep:]))))
         with pytest.raises(ValueError, match=message):
@@ -421,7 +421,7 @@ def test_llm_labels_in_the_run(judged, ties):
     assert r.mean == fastndcg.evaluate(run, measure=MEASURES, ties=ties).mean
     alone, _ = _check_against_separate(r, None, human, run, MEASURES, ties=ties)
     assert len(alone) == 50
-    with pytest.raises(ValueError, match="none of the 50 queries of .* has a judgment in "
+    with pytest.raises(ValueError, match="none of the queries of .* has a judgment in "
                                          "human_qrels \\(e.g. run query '321'\\)"):
         fastndcg.evaluate(run, human_qrels=pa.table({"query_id": ["x"], "doc_id": ["d"],
                                                      "label": [1]}), measure=MEASURES)
@@ -607,7 +607,7 @@ def test_dask_refuses_as_one_machine(judged, dask_client, tmp_path):
         (RUN, dict(human_qrels=str(one)), "judge 1 of the 50 queries judged by the LLM"),
         (RUN, dict(human_qrels=str(other)), "human_qrels judge 0 of the 50 queries"),
         (outside[1], dict(human_qrels=human), "judge 1 of the 36 queries scored with"),
-        (outside[0], dict(human_qrels=human), "none of the 35 queries of "),
+        (outside[0], dict(human_qrels=human), "none of the queries of "),
         (outside[0], dict(human_qrels=human), "has a judgment in human_qrels"),
         (RUN, dict(human_qrels=human, ppi=1.5), "ppi takes 'tuned'"),
         (RUN, dict(human_qrels=human, ppi="fast"), "ppi takes 'tuned'"),
