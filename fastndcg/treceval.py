@@ -383,8 +383,9 @@ def run(args: Args, out=None) -> None:
                             f"one line", 7)
     qids = sorted(set(pc.unique(qrels_t.column("query_id")).to_pylist()))
     # trec_eval looks at the judged queries of the run only
-    run_t = run_t.filter(pc.is_in(run_t.column("query_id"),
-                                  value_set=pc.unique(qrels_t.column("query_id"))))
+    judged = pc.is_in(run_t.column("query_id"), value_set=pc.unique(qrels_t.column("query_id")))
+    if not pc.all(judged).as_py():  # (a filter keeping every row copies them all)
+        run_t = run_t.filter(judged)
     in_run = set(pc.unique(run_t.column("query_id")).to_pylist())  # before -M (-M 0 too)
     if args.max_docs is not None:
         run_t = _top(run_t, args.max_docs)
@@ -675,9 +676,10 @@ def _all_lines(printed, names, columns, n_queries, tag, quirk) -> bytes:
 # * a NUL byte at the start of a line ends a file (C strings end there); anywhere
 #   else trec_eval overruns its table of lines and crashes: refused (exit 2).
 #
-# A usual file (one kind of separator, no '#', NUL or lone \r, whole grades and
-# plain numbers as scores) is read by pyarrow's CSV reader, any other line by line
-# in Arrow; the two give the same tables.
+# A usual file (no comment, whole grades and plain numbers as scores, the right
+# number of fields on every line) is read by the compiled reader
+# (fastndcg.trectext, rules "trec_eval"), any other line by line in Arrow, which
+# warns or refuses naming file:line; the two give the same tables.
 
 _BLANKS = " \t\r\v\f"                   # C's isspace(), but \n
 _FIELDS = "[ \t\r\v\f]+"

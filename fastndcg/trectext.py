@@ -15,7 +15,8 @@ nothing. Two sets of rules:
   line of more fields whose second is Q0 is not read.
 
 A file it does not read as the usual case (a comment, a field missing, a grade
-or score that is not a plain number, bytes that are not ASCII outside ids) gives
+or score that is not a plain number, text that is not UTF-8, and with rules
+"io" any byte that is not ASCII or is a control character but a blank) gives
 None: the caller reads it by its exact line-by-line path, which warns or refuses
 naming ``file:line``.
 

@@ -71,15 +71,17 @@ def _big_digits(out, pos, m, shift):
     return pos
 
 
+# what C prints for nan, -nan, inf and -inf in 6 columns, one after the other
+_WORDS = np.frombuffer(b"   nan  -nan   inf  -inf", np.uint8)
+_NAN, _MINUS_NAN, _INF, _MINUS_INF = 0, 1, 2, 3
+
+
 @register_jitable
-def _word(out, pos, text):
-    """``text`` (ASCII, at most 6 characters) right-aligned in 6 columns."""
-    for k in range(6 - len(text)):
-        out[pos + k] = 32
-    pos += 6 - len(text)
-    for k in range(len(text)):
-        out[pos + k] = ord(text[k])
-    return pos + len(text)
+def _word(out, pos, k):
+    """Word k of :data:`_WORDS` at out[pos:]; the new position."""
+    for t in range(6):
+        out[pos + t] = _WORDS[6 * k + t]
+    return pos + 6
 
 
 @register_jitable
@@ -89,9 +91,9 @@ def fixed4(out, pos, x):
     with mf < 2**53, so f * 10**4 = mf * 625 * 2**(ef + 4) fits 64 bits and is
     rounded to a whole number half to even on its exact bits."""
     if np.isnan(x):
-        return _word(out, pos, "-nan" if np.signbit(x) else "nan")
+        return _word(out, pos, _MINUS_NAN if np.signbit(x) else _NAN)
     if np.isinf(x):
-        return _word(out, pos, "-inf" if x < 0 else "inf")
+        return _word(out, pos, _MINUS_INF if x < 0 else _INF)
     if np.signbit(x):
         out[pos] = 45
         pos += 1
