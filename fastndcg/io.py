@@ -574,11 +574,35 @@ def _read_trec(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]
     first = head.split(b"\n", 1)[0]
     delimiter = "\t" if b"\t" in first else " "
     if not careful:
+        table = _compiled_read(path, fields, take)
+        if table is not None:
+            return table
         try:
             return _fast_read(path, fields, take, delimiter)
         except _ARROW_ERRORS:
             pass
     return _slow_read(path, fields, take, strict)
+
+
+def _compiled_read(path: str, fields: tuple, take: dict[int, tuple[str, pa.DataType]]
+                   ) -> pa.Table | None:
+    """The usual file by the compiled reader (:func:`fastndcg.trectext.read_text`,
+    rules "io"), or None when it is not one: the ids as strings, a run's score as a
+    double, a qrels grade as a whole number (whole grades only: the same values
+    whether the grades are read as numbers or, for C's atol, as text)."""
+    from .trectext import read_text
+
+    try:
+        with pa.input_stream(path, compression="detect") as f:
+            data = f.read()
+    except _ARROW_ERRORS as err:
+        raise ValueError(compressed_error(path, err)) from None
+    if data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as _lines drops it
+        data = data[3:]
+    names = [take[i][0] for i in sorted(take)]
+    text = read_text(data, "run" if fields == _RUN_FIELDS else "qrels", "io", tag=5 in take,
+                     names=names)
+    return None if text is None else text.table
 
 
 def run_columns(query: str = "query_id", doc: str = "doc_id", score: str = "score") -> dict:
@@ -637,6 +661,8 @@ def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: st
     if grades.rule == "atol":
         take[3] = (label, pa.large_string())
         table = _read_trec(path, _QREL_FIELDS, take, strict=True)
+        if pa.types.is_integer(table.column(2).type):  # whole grades, read as atol reads them
+            return table
         return table.set_column(2, label, _atol_grades(table.column(2), path, preset))
     table = _read_trec(path, _QREL_FIELDS, take, strict=True)
     if grades.rule == "as given" or pa.types.is_integer(table.column(2).type):

@@ -354,23 +354,6 @@ def _passes(names: list[str]) -> list[list[str]]:
     return [groups[key] for key in sorted(groups, key=lambda g: g is not None)]
 
 
-def _c_float(value: float) -> str:
-    """C's printf("%6.4f")."""
-    if math.isnan(value):
-        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
-    if math.isinf(value):
-        return f"{'-inf' if value < 0 else 'inf':>6}"
-    return f"{value:6.4f}"
-
-
-def _column_text(values: np.ndarray, how: str) -> list[str]:
-    if how == "long":
-        return [str(int(v)) for v in values]
-    if np.isfinite(values).all():  # Python's %-format is C's for finite values
-        return list(map("%6.4f".__mod__, values.tolist()))
-    return [_c_float(float(v)) for v in values]
-
-
 def run(args: Args, out=None) -> None:
     """Evaluate and print (to ``out``, default stdout)."""
     import pyarrow as pa
@@ -400,8 +383,9 @@ def run(args: Args, out=None) -> None:
                             f"one line", 7)
     qids = sorted(set(pc.unique(qrels_t.column("query_id")).to_pylist()))
     # trec_eval looks at the judged queries of the run only
-    run_t = run_t.filter(pc.is_in(run_t.column("query_id"),
-                                  value_set=pc.unique(qrels_t.column("query_id"))))
+    judged = pc.is_in(run_t.column("query_id"), value_set=pc.unique(qrels_t.column("query_id")))
+    if not pc.all(judged).as_py():  # (a filter keeping every row copies them all)
+        run_t = run_t.filter(judged)
     in_run = set(pc.unique(run_t.column("query_id")).to_pylist())  # before -M (-M 0 too)
     if args.max_docs is not None:
         run_t = _top(run_t, args.max_docs)
@@ -448,15 +432,16 @@ def run(args: Args, out=None) -> None:
         strings = _relstrings(run_t, qrels_t, evaluated, length,
                               line.name == "relstring" or args.judged_only
                               or args.max_docs == 0)
-    if args.query:
-        _print_queries(out, printed, names, columns, evaluated, strings)
+    text = _query_lines(printed, names, columns, evaluated, strings) if args.query else b""
     if stop is not None:
+        _write(out, text)
         raise stop[1]
     if args.summary:
         quirk = None
         if args.complete:  # trec_eval -c: num_rel's all line counts labels > 0, ignoring -l
             quirk = int(pc.sum(pc.greater(qrels_t.column("label"), 0)).as_py() or 0)
-        _print_all(out, printed, names, columns, len(evaluated), tag, quirk)
+        text += _all_lines(printed, names, columns, len(evaluated), tag, quirk)
+    _write(out, text)
     for warning in warnings:
         print(f"fastndcg trec_eval: warning: {warning}", file=sys.stderr)
 
@@ -596,54 +581,76 @@ def _top(table, max_docs: int):
     return ranked.filter(pa.array(rank < max_docs))
 
 
-def _print_queries(out, printed, names, columns, evaluated, strings=None) -> None:
-    texts = []  # per printed line: its values as text, query by query
+def _write(out, text: bytes) -> None:
+    """``text`` (UTF-8) to ``out`` in one write: to its binary buffer where it has one
+    (standard output), else as a string."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(text.decode("utf-8"))
+        return
+    out.flush()
+    buffer.write(text)
+    buffer.flush()
+
+
+def _head(line: Line) -> str:
+    """A printed line's name padded to 22 characters (a longer one is not cut), a tab."""
+    return f"{line.name:<22}\t"
+
+
+def _query_lines(printed, names, columns, evaluated, strings=None) -> bytes:
+    """Each query's lines (-q), in one buffer."""
+    from .trectext import print_lines
+
+    kinds, values = [], []
     spec_of = iter(names)
     for line in printed:
         if line.how == "relstring":
-            texts.append([f"'{text}'" for text in strings])
-            continue
-        if line.how in ("runid", "num_q", "gm"):
-            texts.append(None)
+            kinds.append("text")
+            values.append([f"'{text}'" for text in strings])
+        elif line.how in ("runid", "num_q", "gm"):  # on the all lines only
+            kinds.append("nothing")
+            values.append(None)
             if line.how == "gm":
                 next(spec_of)
-            continue
-        texts.append(_column_text(columns[next(spec_of)], line.how))
-    heads = [f"{line.name:<22}\t" for line in printed]
-    chunks = []
-    for i, qid in enumerate(evaluated):
-        for head, text in zip(heads, texts):
-            if text is not None:
-                chunks.append(f"{head}{qid}\t{text[i]}\n")
-    out.write("".join(chunks))
+        else:
+            kinds.append("long" if line.how == "long" else "fixed4")
+            values.append(columns[next(spec_of)])
+    return print_lines([_head(line) for line in printed], kinds, values, evaluated)
 
 
-def _print_all(out, printed, names, columns, n_queries, tag, quirk) -> None:
+def _all_lines(printed, names, columns, n_queries, tag, quirk) -> bytes:
+    """The ``all`` lines, in one buffer."""
     from .measures import GM_FLOOR
+    from .trectext import print_lines
 
     spec_of = iter(names)
-    chunks = []
+    heads, kinds, values = [], [], []
     for line in printed:
-        head = f"{line.name:<22}\tall\t"
         if line.how == "relstring":  # per query only
             continue
+        heads.append(_head(line))
         if line.how == "runid":
-            chunks.append(f"{head}{tag}\n")
+            kinds.append("text")
+            values.append([f"{tag}"])
             continue
         if line.how == "num_q":
-            chunks.append(f"{head}{n_queries}\n")
+            kinds.append("long")
+            values.append([n_queries])
             continue
-        values = columns[next(spec_of)]
+        column = columns[next(spec_of)]
         if line.how == "long":
-            total = int(quirk if (line.name == "num_rel" and quirk is not None)
-                        else np.cumsum(values)[-1])
-            chunks.append(f"{head}{total}\n")
+            kinds.append("long")
+            values.append([int(quirk if (line.name == "num_rel" and quirk is not None)
+                               else np.cumsum(column)[-1])])
         elif line.how == "gm":  # the logs added in query order, as trec_eval adds them
-            logs = np.log(np.maximum(values, GM_FLOOR))
-            chunks.append(f"{head}{_c_float(math.exp(np.cumsum(logs)[-1] / n_queries))}\n")
+            logs = np.log(np.maximum(column, GM_FLOOR))
+            kinds.append("fixed4")
+            values.append([math.exp(np.cumsum(logs)[-1] / n_queries)])
         else:  # added in query order and divided once, as trec_eval does
-            chunks.append(f"{head}{_c_float(np.cumsum(values)[-1] / n_queries)}\n")
-    out.write("".join(chunks))
+            kinds.append("fixed4")
+            values.append([np.cumsum(column)[-1] / n_queries])
+    return print_lines(heads, kinds, values, ["all"])
 
 
 # --------------------------------------------------------------------------- the files
@@ -669,9 +676,10 @@ def _print_all(out, printed, names, columns, n_queries, tag, quirk) -> None:
 # * a NUL byte at the start of a line ends a file (C strings end there); anywhere
 #   else trec_eval overruns its table of lines and crashes: refused (exit 2).
 #
-# A usual file (one kind of separator, no '#', NUL or lone \r, whole grades and
-# plain numbers as scores) is read by pyarrow's CSV reader, any other line by line
-# in Arrow; the two give the same tables.
+# A usual file (no comment, whole grades and plain numbers as scores, the right
+# number of fields on every line) is read by the compiled reader
+# (fastndcg.trectext, rules "trec_eval"), any other line by line in Arrow, which
+# warns or refuses naming file:line; the two give the same tables.
 
 _BLANKS = " \t\r\v\f"                   # C's isspace(), but \n
 _FIELDS = "[ \t\r\v\f]+"
@@ -772,65 +780,12 @@ def _read(path: str, what: str) -> tuple:
                                 f"'\\000')", 2)
     if data and not data.endswith(b"\n"):
         data += b"\n"  # as trec_eval appends it
-    table = _csv(data, what)
-    if table is not None:
-        if what == "qrels":
-            return table, None, None
-        tag = table.column("tag")[-1].as_py() if table.num_rows else None
-        return table.drop_columns(["tag"]), tag, None
+    from .trectext import read_text
+
+    text = read_text(data, "run" if what == "results" else what, "trec_eval")
+    if text is not None:
+        return text.table, text.tag, None
     return _line_by_line(data, what, shown)
-
-
-def _csv(data: bytes, what: str):
-    """A usual file by pyarrow's CSV reader, or None when it is not one (then it is
-    read line by line)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as csv
-
-    if (b"#" in data or b"\v" in data or b"\f" in data or data.startswith(b"\xef\xbb\xbf")
-            or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n"))):
-        return None
-    tab, space = b"\t" in data, b" " in data
-    if tab and space:
-        return None
-    if what == "qrels" and (data.startswith((b"\n", b"\r\n")) or b"\n\n" in data
-                            or b"\n\r\n" in data):
-        return None  # a blank line stops trec_eval: said line by line
-    text = pa.large_string()
-    if what == "qrels":
-        take = {0: ("query_id", text), 2: ("doc_id", text), 3: ("label", text)}
-        n = 4
-    else:
-        take = {0: ("query_id", text), 2: ("doc_id", text), 4: ("score", pa.float64()),
-                5: ("tag", text)}
-        n = 6
-    names = [f"f{i}" for i in range(n)]
-    try:
-        table = csv.read_csv(
-            pa.BufferReader(data),
-            read_options=csv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=csv.ParseOptions(delimiter="\t" if tab else " ", quote_char=False,
-                                           double_quote=False, escape_char=False),
-            convert_options=csv.ConvertOptions(
-                include_columns=[names[i] for i in take],
-                column_types={names[i]: t for i, (_, t) in take.items()},
-                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    table = pa.table([table[names[i]] for i in take],
-                     names=[name for name, _ in take.values()]).combine_chunks()
-    if what == "qrels":  # (Arrow reads 0x10 as a whole number: atol reads 0)
-        from .io import WHOLE, whole_grades
-
-        grades = table.column("label").combine_chunks()
-        if not pc.all(pc.match_substring_regex(grades, WHOLE)).as_py():
-            return None  # read line by line, with a warning naming the line
-        values = whole_grades(grades)
-        table = table.set_column(2, "label", values)
-    if what == "results" and table.num_rows and pc.any(pc.is_nan(table.column("score"))).as_py():
-        return None  # refused line by line, with the line
-    return table
 
 
 def _text_lines(data: bytes, shown: str, what: str):

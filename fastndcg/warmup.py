@@ -214,6 +214,27 @@ def _agreement() -> Callable[[], None]:
     return run
 
 
+def _trec_text() -> Callable[[], None]:
+    from . import io
+    from .trectext import print_lines
+
+    def run():
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            run_path = os.path.join(folder, "run.txt")
+            qrels_path = os.path.join(folder, "qrels.txt")
+            with open(run_path, "w") as f:
+                f.write("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 0.12345678901234567890 tag\n")
+            with open(qrels_path, "w") as f:
+                f.write("q1 0 d1 2\n")
+            io.read_trec_run(run_path)
+            io.read_trec_qrels(qrels_path)
+        print_lines(["map\t", "num_ret\t", "runid\t"], ["fixed4", "long", "text"],
+                    [[0.5], [3], ["tag"]], ["q1"])
+    return run
+
+
 def _steps():
     steps = [(f"list mode, scores {np.dtype(s).name}, labels {np.dtype(l).name}",
               _list_mode(s, l)) for s in SCORE_TYPES for l in LABEL_TYPES]
@@ -224,6 +245,8 @@ def _steps():
     steps.append(("comparisons (bootstrap, sign-flip; over queries and over buckets)",
                   _compare()))
     steps.append(("agreement of two label sets (kappa, alpha)", _agreement()))
+    steps.append(("TREC run and qrels text (reading, printing trec_eval's lines)",
+                  _trec_text()))
     return steps
 
 
@@ -238,7 +261,7 @@ def _dispatchers():
     # (not .nested: ranx's objects have a variant for each width of their document
     # ids, compiled on first use, which no warm-up can foresee)
     for name in ("rank", "ndcg", "binary", "graded", "score", "scan", "join", "hashing", "runs",
-                 "resample", "paired", "agreement"):
+                 "resample", "paired", "agreement", "reading", "printing"):
         module = importlib.import_module(f"{_kernels.__name__}.{name}")
         out += [f for f in vars(module).values() if isinstance(f, Dispatcher)]
     return out

@@ -141,7 +141,10 @@ def test_missing_file_names_it(tmp_path):
 
 
 def test_c_float_is_printf():
-    assert treceval._c_float(0.03125) == "0.0312"  # a tie: to even, as glibc
-    assert treceval._c_float(float("nan")) == "   nan"
-    assert treceval._c_float(-float("nan")) == "  -nan"
-    assert treceval._c_float(12.5) == "12.5000"
+    from fastndcg.trectext import print_lines
+
+    values = [0.03125, float("nan"), -float("nan"), 12.5]
+    text = print_lines(["x\t"], ["fixed4"], [values], ["a", "b", "c", "d"]).decode()
+    # a tie: to even, as glibc
+    assert [line.split("\t")[2] for line in text.splitlines()] == [
+        "0.0312", "   nan", "  -nan", "12.5000"]
