@@ -433,6 +433,28 @@ def test_llm_labels_in_the_run(judged, ties):
                           measure=MEASURES)
 
 
+def test_llm_labels_in_the_run_on_the_command_line(judged, tmp_path):
+    """``fastndcg evaluate LOG --human-qrels H`` without --qrels: the log's labels are
+    the LLM's; the JSON equals the API's, and a log without a document column is
+    one line on stderr naming the column and the fix."""
+    import pyarrow.parquet as pq
+    llm, human, _ = judged
+    log = tmp_path / "log.parquet"
+    pq.write_table(_labelled_inline(read_trec_run(RUN), llm), log)
+    out = cli(["evaluate", str(log), "--human-qrels", human, "-m", "nDCG@10 AP",
+               "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    api = fastndcg.evaluate(str(log), human_qrels=human, measure="nDCG@10 AP",
+                            per_query=False).ppi.to_dict()
+    assert json.loads(out.stdout)["ppi"] == json.loads(json.dumps(api))
+    nodoc = tmp_path / "nodoc.parquet"
+    pq.write_table(pq.read_table(log).drop_columns(["doc_id"]), nodoc)
+    out = cli(["evaluate", str(nodoc), "--human-qrels", human, "-k", "10"])
+    assert out.returncode == 1 and out.stdout == ""  # bad data
+    assert out.stderr.count("\n") == 1 and "'doc_id'" in out.stderr, out.stderr
+    assert out.stderr.rstrip().endswith("Name the right one with --doc-col"), out.stderr
+
+
 # ---------------------------------------------------------------------------- simulation
 
 def _simulate(rng, n_logs, n, N, judge):

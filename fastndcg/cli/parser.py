@@ -298,7 +298,8 @@ def as_flags(message: str, parser, command: str | None) -> str:
     # speaks of the parameter (those names are common words elsewhere)
     renamed = {o.name: o.flags[-1] for o in O.OPTIONS.values()
                if o.dest != o.name and o.dest in dests}
-    if renamed:
+    if renamed:  # "doc= / --doc-col" (a message naming both spellings): the flag alone
+        message = re.sub(rf"(?<![\w'-])(?:{'|'.join(renamed)})= / (--[\w-]+)", r"\1", message)
         message = re.sub(rf"(?<![\w'-])({'|'.join(renamed)})"
                          rf"(?=( must\b| is empty\b| contains a NUL|=))",
                          lambda m: renamed[m.group(1)], message)
