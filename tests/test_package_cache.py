@@ -153,3 +153,53 @@ def test_a_portable_package_cache_serves_without_being_asked(copy, tmp_path):
     assert used["portable"] is True and used["cpu"][1:] == ["generic", ""]  # no features
     assert used["hits"] == {"twice": 1} and used["misses"] == {"twice": 0}
     assert used["warnings"] == []
+
+
+USUAL = ["ndcg_cut.5,10", "map", "recip_rank", "P.5,10", "recall.100,1000"]  # trec_eval's usual set
+
+# in the installed package: a first evaluate of a TREC run with the usual set, every
+# compile counted (Numba's compile events)
+FIRST_EVALUATE = f"""
+import json, sys
+import fastndcg
+from fastndcg.warmup import CompileClock
+with CompileClock() as clock:
+    fastndcg.evaluate(sys.argv[1], qrels=sys.argv[2], preset="trec_eval", measure={USUAL!r})
+print("REPORT " + json.dumps({{"compiled": sorted(n for n, _ in clock.own), "module": fastndcg.__file__}}))
+"""
+
+
+@pytest.mark.heavy
+def test_wheel_install_compiles_nothing(tmp_path):
+    """``pip install .`` in a fresh virtual environment (the wheel it builds carries the
+    compiled kernels); then, from an empty user cache, a first evaluate with trec_eval's
+    usual set, ``fastndcg trec_eval -q -m all_trec`` and ``fastndcg demo`` compile
+    nothing and write nothing to the user cache."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("FASTNDCG_", "NUMBA_")) and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(ROOT)],
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    user = tmp_path / "user"
+    env.update(FASTNDCG_CACHE_DIR=str(user))
+    real = ROOT / "tests" / "data" / "real"
+    run, qrels = real / "runs" / "core18_title_rm3.run.gz", real / "qrels" / "qrels.core18.txt.gz"
+
+    def child(*args):  # from tmp_path: the source tree is not importable there
+        out = subprocess.run([str(a) for a in args], env=env, cwd=tmp_path, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "warning" not in out.stderr, out.stderr
+        return out.stdout
+
+    out = child(bin_dir / "python", "-c", FIRST_EVALUATE, run, qrels)
+    report = json.loads([l for l in out.splitlines() if l.startswith("REPORT ")][-1][7:])
+    assert report["module"].startswith(str(venv)), report  # the installed package ran
+    assert report["compiled"] == []
+    assert "ndcg_cut_10" in child(bin_dir / "fastndcg", "trec_eval", "-q", "-m", "all_trec",
+                                  qrels, run)
+    assert "kernels ready in" in child(bin_dir / "fastndcg", "demo", "--queries", "1000")
+    assert not [p for p in user.rglob("*") if p.is_file()]  # nothing compiled, nothing cached
