@@ -12,6 +12,8 @@ nothing. The build environment therefore needs the package's own dependencies
   that travels to other machines.
 * ``FASTNDCG_BUILD_KERNELS=0`` builds a wheel without compiled kernels.
 
+A wheel with compiled kernels holds machine code for one platform and one Python,
+so it is tagged for them (``cp311-cp311-linux_x86_64``, say), not ``py3-none-any``.
 Editable installs (``pip install -e .``) compile nothing: their sources change.
 """
 
@@ -25,6 +27,11 @@ import sys
 from setuptools import build_meta
 from setuptools.build_meta import *  # noqa: F401,F403  (every hook, as setuptools has it)
 from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools before 70.1
+    from wheel.bdist_wheel import bdist_wheel
 
 _COMPILE = ("from fastndcg.warmup import build_package_cache\n"
             "print(build_package_cache().describe())")
@@ -64,3 +71,12 @@ class BuildWithKernels(build_py):
                    PYTHONDONTWRITEBYTECODE="1")
         # (run from build_lib: the working directory comes first on sys.path)
         subprocess.run([sys.executable, "-c", _COMPILE], env=env, cwd=build_lib, check=True)
+
+
+class PlatformWheel(bdist_wheel):
+    """``bdist_wheel``, tagged for this platform and Python when it carries kernels."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if _kernels_wanted():
+            self.root_is_pure = False

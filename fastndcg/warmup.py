@@ -388,7 +388,7 @@ def build_package_cache() -> WarmupReport:
 
     >>> from fastndcg.warmup import build_package_cache
     >>> build_package_cache().describe()  # doctest: +SKIP
-    '338 kernel variants compiled, 0 loaded from the cache, in 35.0 s ...'
+    '189 kernel variants compiled, 146 loaded from the cache, in 82.2 s ...'
     """
     import glob
 
