@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
@@ -304,7 +305,9 @@ def warmup(*, portable: bool = False, progress: bool = False, jobs: int = 1,
             stream.flush()
 
     if jobs == 1:
-        with CompileClock() as clock:
+        with CompileClock() as clock, warnings.catch_warnings():
+            # compiling is what was asked for: no advice to run the warm-up
+            warnings.simplefilter("ignore", _cache.PackageCacheWarning)
             for i, (what, run) in enumerate(steps):
                 draw(i, what)
                 run()

@@ -129,6 +129,8 @@ def test_other_versions_fall_back_with_one_warning_naming_the_fix(copy, tmp_path
     category, message = used["warnings"][0]
     assert category == "PackageCacheWarning"
     assert "numba 0.1.0" in message and "run: fastndcg warmup" in message, message
+    again = run(copy, tmp_path / "user", "twice", "half")  # the user cache has them now
+    assert again["hits"] == {"twice": 1, "half": 1} and again["warnings"] == []
 
 
 def test_code_for_other_cpu_features_is_never_loaded(copy, tmp_path):

@@ -19,7 +19,8 @@
   its own (``fastndcg/_prebuilt``, compiled by the build); each variant is looked up
   there first, read only (no lock, nothing written), then in the user cache. When
   that cache cannot serve this process (other versions, another CPU) the process
-  says so once, with a warning naming the fix, and compiles as it would without it.
+  compiles as it would without it, and on its first compile says so once, with a
+  warning naming the fix.
 * **Portable on request.** With ``FASTNDCG_PORTABLE=1``, or in a cache warmed
   with ``fastndcg warmup --portable``, code is generated for a generic CPU of the
   architecture (``NUMBA_CPU_NAME=generic``), so one cache serves every machine.
@@ -148,7 +149,8 @@ _package_checked = False
 
 
 def _check_package_cache(codegen) -> None:
-    """Once a process: warn if the package's own cache cannot serve it."""
+    """Once a process, on its first compile: warn if the package's own cache cannot
+    serve it (once the user cache holds what a job needs, nothing is said)."""
     global _package_checked
     if not _package_checked:
         _package_checked = True
@@ -205,7 +207,6 @@ class _Cache(caching.FunctionCache):
         if not self._enabled:
             return None
         codegen = target_context.codegen()
-        _check_package_cache(codegen)
         key = self._index_key(sig, codegen)
         if self._package_file is not None:  # the package's own cache first, read only
             data = self._package_file.load(key)
@@ -221,7 +222,8 @@ class _Cache(caching.FunctionCache):
                 self._held[key] = fd  # we compile it; save_overload lets go
             else:
                 os.close(fd)
-        if data is None:
+        if data is None:  # to be compiled: say why once, if the package's cache could not serve
+            _check_package_cache(codegen)
             return None
         return self._impl.rebuild(target_context, data)
 
