@@ -32,6 +32,11 @@ from pathlib import Path
 
 import pytest
 
+# fastndcg chooses the CPU its kernels are compiled for (FASTNDCG_PORTABLE=1: a generic
+# one) when this module is imported, which must come before the benchmarks' own Numba
+# code starts the code generator (it then compiles for this CPU only)
+from fastndcg._kernels import _jit
+
 from benchmarks import _data, _files, _procs
 
 
@@ -121,6 +126,7 @@ def pytest_benchmark_update_machine_info(config, machine_info):
         "load_end": _load(),
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "fastndcg_path": _peers.fastndcg_path(),
+        "portable": _jit.portable_active(),  # kernels compiled for a generic CPU
     }
 
 

@@ -17,12 +17,19 @@ Compiled code lives in ``<cache_dir>/<kernel_key>/``. ``FASTNDCG_CACHE=0`` (or
 ``false``/``no``/``off``) switches the disk cache off: kernels are then compiled in
 every new process. Nothing here imports Numba; :mod:`fastndcg._kernels._jit` does
 the Numba side (locking, loading, saving).
+
+An installed package may also carry its own cache, compiled when the package was
+built (:data:`PACKAGE_CACHE`, laid out the same way): it is read first and never
+written. Its record (:func:`write_build_record`) names the key, the versions and
+the CPU it was compiled for, so a process it cannot serve can say why
+(:func:`package_cache_problem`).
 """
 
 from __future__ import annotations
 
 import getpass
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -34,6 +41,12 @@ KERNELS_DIR = os.path.join(_PACKAGE_DIR, "_kernels")
 # a file in a keyed cache directory: "every process using this cache compiles for a
 # generic CPU of the architecture" (written by ``fastndcg warmup --portable``)
 PORTABLE_MARK = "PORTABLE"
+
+PACKAGE_CACHE = os.path.join(_PACKAGE_DIR, "_prebuilt")
+"""The cache compiled when the package was built (absent in a source checkout)."""
+
+# in PACKAGE_CACHE: what its kernels were compiled for (JSON: key, versions, cpu)
+BUILD_RECORD = "BUILD.json"
 
 
 def cache_enabled() -> bool:
@@ -102,15 +115,66 @@ def kernel_cache_dir(root: str | None = None) -> str:
     return os.path.join(cache_dir() if root is None else root, kernel_key())
 
 
+def package_cache_dir() -> str | None:
+    """The keyed directory of the kernels compiled with the package, if it has one
+    for this installation's key (None otherwise: other versions, or none built)."""
+    path = kernel_cache_dir(PACKAGE_CACHE)
+    return path if os.path.isdir(path) else None
+
+
 def portable_requested(root: str | None = None) -> bool:
     """Whether kernels are compiled for a generic CPU: ``FASTNDCG_PORTABLE=1``, or a
-    cache warmed with ``fastndcg warmup --portable``."""
+    cache warmed with ``fastndcg warmup --portable`` (the user's, or the package's
+    own when it was built with ``FASTNDCG_PORTABLE=1``)."""
     env = os.environ.get("FASTNDCG_PORTABLE", "").strip().lower()
     if env in ("1", "true", "yes", "on"):
         return True
     if env in ("0", "false", "no", "off"):
         return False
-    return os.path.exists(os.path.join(kernel_cache_dir(root), PORTABLE_MARK))
+    return any(os.path.exists(os.path.join(kernel_cache_dir(r), PORTABLE_MARK))
+               for r in (root, PACKAGE_CACHE))
+
+
+class PackageCacheWarning(UserWarning):
+    """The kernels compiled with the package cannot serve this process (they are
+    compiled now instead); the message says why and how to compile them ahead."""
+
+
+def write_build_record(root: str, cpu: tuple) -> None:
+    """Record in ``root`` (a cache compiled for the package) the key, the versions and
+    the CPU (Numba's target triple, CPU name and features) its kernels are for."""
+    with open(os.path.join(root, BUILD_RECORD), "w") as f:
+        json.dump({"key": kernel_key(), "versions": _versions(), "cpu": list(cpu)}, f, indent=1)
+
+
+def package_cache_problem(cpu: tuple, root: str = PACKAGE_CACHE) -> str | None:
+    """Why the kernels compiled with the package cannot serve a process compiling
+    for ``cpu`` (as in :func:`write_build_record`), with the fix; None when they can,
+    or when the package has none.
+
+    >>> package_cache_problem(("x86_64-unknown-linux-gnu", "generic", ""), root="/nowhere")
+    """
+    try:
+        with open(os.path.join(root, BUILD_RECORD)) as f:
+            built = json.load(f)
+    except (OSError, ValueError):
+        return None
+    same_key = built.get("key") == kernel_key()
+    if same_key and (list(built.get("cpu", ())) == list(cpu) or cpu[1] == "generic"):
+        return None  # (generic code, while the package's is native: asked for)
+    if not same_key:
+        theirs = dict(v.split("=", 1) for v in str(built.get("versions", "")).split(";") if "=" in v)
+        ours = dict(v.split("=", 1) for v in _versions().split(";"))
+        differ = [f"{name} {theirs.get(name, '?')} (here {ours[name]})" for name in ours
+                  if theirs.get(name) != ours[name]]
+        why = ("for " + ", ".join(differ)) if differ else "from other kernel sources"
+    elif built["cpu"][1:2] == list(cpu[1:2]):
+        why = f"for a CPU '{cpu[1]}' with other features than this machine's"
+    else:
+        why = f"for the CPU '{built['cpu'][1]}', and this process compiles for '{cpu[1]}'"
+    return (f"the kernels compiled with fastndcg were built {why}, so they are compiled "
+            f"now instead (once: they are cached). To compile them all ahead, run: "
+            f"fastndcg warmup")
 
 
 CACHE = cache_enabled()

@@ -15,6 +15,12 @@
   own lock after re-reading it, data first and index last, each through a temporary
   file and an atomic rename, so no entry is lost and no index names a file that is
   not complete.
+* **Compiled with the package.** A package built from its sources carries a cache of
+  its own (``fastndcg/_prebuilt``, compiled by the build); each variant is looked up
+  there first, read only (no lock, nothing written), then in the user cache. When
+  that cache cannot serve this process (other versions, another CPU) the process
+  compiles as it would without it, and on its first compile says so once, with a
+  warning naming the fix.
 * **Portable on request.** With ``FASTNDCG_PORTABLE=1``, or in a cache warmed
   with ``fastndcg warmup --portable``, code is generated for a generic CPU of the
   architecture (``NUMBA_CPU_NAME=generic``), so one cache serves every machine.
@@ -32,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import warnings
 
 from .. import _cache
 
@@ -48,8 +55,12 @@ def _codegen_started() -> bool:
 def _choose_cpu() -> None:
     if (_cache.CACHE and _cache.portable_requested() and "NUMBA_CPU_NAME" not in os.environ
             and not _codegen_started()):
-        # Numba re-reads its configuration from the environment on every compile
+        from numba.core import config
+
         os.environ["NUMBA_CPU_NAME"] = "generic"
+        # read now: the code generator takes its CPU features (none, for "generic") from
+        # the configuration when it starts, which is before the first compile re-reads it
+        config.reload_config()
 
 
 _choose_cpu()
@@ -134,6 +145,28 @@ class _Locator(caching._CacheLocator):
         return self
 
 
+_package_checked = False
+
+
+def _check_package_cache(codegen) -> None:
+    """Once a process, on its first compile: warn if the package's own cache cannot
+    serve it (once the user cache holds what a job needs, nothing is said)."""
+    global _package_checked
+    if not _package_checked:
+        _package_checked = True
+        problem = _cache.package_cache_problem(codegen.magic_tuple())
+        if problem:
+            warnings.warn(problem, _cache.PackageCacheWarning, stacklevel=2)
+
+
+def codegen_cpu() -> tuple:
+    """What Numba compiles for in this process: target triple, CPU name, features
+    (the CPU part of every cached variant's key)."""
+    from numba.core.registry import cpu_target
+
+    return cpu_target.target_context.codegen().magic_tuple()
+
+
 class _Impl(caching.CompileResultCacheImpl):
     _locator_classes = [_Locator]
 
@@ -162,6 +195,9 @@ class _Cache(caching.FunctionCache):
         self._cache_file = _IndexFile(self._cache_path, self._impl.filename_base,
                                       self._impl.locator.get_source_stamp())
         self._held = {}  # variant key -> open lock file descriptor, while compiling
+        package = _cache.package_cache_dir()
+        self._package_file = None if package is None else caching.IndexDataCacheFile(
+            package, self._impl.filename_base, self._impl.locator.get_source_stamp())
 
     def _variant_lock(self, key) -> str:
         digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
@@ -170,7 +206,12 @@ class _Cache(caching.FunctionCache):
     def _load_overload(self, sig, target_context):
         if not self._enabled:
             return None
-        key = self._index_key(sig, target_context.codegen())
+        codegen = target_context.codegen()
+        key = self._index_key(sig, codegen)
+        if self._package_file is not None:  # the package's own cache first, read only
+            data = self._package_file.load(key)
+            if data is not None:
+                return self._impl.rebuild(target_context, data)
         data = self._cache_file.load(key)
         if data is None and key not in self._held:
             # wait while another process compiles this variant, then look again
@@ -181,7 +222,8 @@ class _Cache(caching.FunctionCache):
                 self._held[key] = fd  # we compile it; save_overload lets go
             else:
                 os.close(fd)
-        if data is None:
+        if data is None:  # to be compiled: say why once, if the package's cache could not serve
+            _check_package_cache(codegen)
             return None
         return self._impl.rebuild(target_context, data)
 

@@ -33,12 +33,14 @@ HANDLERS = {"evaluate": handlers.run_evaluate, "compare": handlers.run_compare,
 
 def _one_line(show):
     """``warnings.showwarning`` that prints fastndcg's own warnings (a grade read as a
-    preset's tool reads it) as one line on stderr, ``fastndcg: warning: ...``, and
-    hands any other to ``show``."""
+    preset's tool reads it, kernels compiled with the package that cannot serve this
+    process) as one line on stderr, ``fastndcg: warning: ...``, and hands any other
+    to ``show``."""
+    from .._cache import PackageCacheWarning
     from ..presets import GradeWarning
 
     def one_line(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, GradeWarning):
+        if issubclass(category, (GradeWarning, PackageCacheWarning)):
             print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)
@@ -60,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["trec_eval"]:  # trec_eval's own command line, not argparse's
-        return trec_eval.run(argv[1:])
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line(warnings.showwarning)
+            return trec_eval.run(argv[1:])
     parser, command = build_parser(), None
     try:
         args = parser.parse_args(argv)
