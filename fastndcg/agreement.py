@@ -34,12 +34,11 @@ from . import _kernels as K
 from . import _validate as V
 from . import io
 from ._arrow import as_numpy
-from .chunks import Chunk
 from .compare.stats import ttest_paired
 from .evaluate import check_options, evaluate_runs
 from .options import AGREEMENT_REFUSES, OPTIONS, takes_options
 from .presets import DEFAULT_K
-from .qrels import Qrels, load_qrels
+from .qrels import Qrels, duplicate_error, line_up, load_qrels
 from .tables import render
 
 __all__ = ["agreement", "Agreement", "SystemAgreement", "Flip", "STATISTICS",
@@ -252,12 +251,39 @@ def _same_source(a, b) -> bool:
     return False
 
 
-def _load(source, name: str, query: str, doc: str, label: str) -> Qrels:
-    """A label set read as the evaluation reads qrels; grades kept as judged."""
+def _named(err: Exception, name: str) -> Exception:
+    return type(err)(f"label set {name!r}: {err}")
+
+
+def _load(source, name: str, query: str, doc: str, label: str, unique: bool = True) -> Qrels:
+    """A label set read as the evaluation reads qrels; grades kept as judged
+    (``unique=False``: not yet checked for a document judged twice, see
+    :func:`fastndcg.qrels.load_qrels`)."""
     try:
-        return load_qrels(source, query, doc, label, C.parse_gain("linear"), "keep")
+        return load_qrels(source, query, doc, label, C.parse_gain("linear"), "keep",
+                          unique=unique)
     except (ValueError, TypeError) as err:
-        raise type(err)(f"label set {name!r}: {err}") from None
+        raise _named(err, name) from None
+
+
+def _load_both(a, b, names: tuple, query: str, doc: str, label: str) -> tuple:
+    """(first, second, match, judged_q): both label sets read and lined up as
+    :func:`fastndcg.qrels.line_up` does, each checked for a document judged twice
+    in that pass; the errors those of two loads, in the same order."""
+    qa = _load(a, names[0], query, doc, label, unique=False)
+    try:
+        qb = _load(b, names[1], query, doc, label, unique=False)
+    except (ValueError, TypeError):
+        try:  # the first set's document judged twice comes first
+            qa.check_unique()
+        except ValueError as err:
+            raise _named(err, names[0]) from None
+        raise
+    match, judged_q, duplicates = line_up(qa, qb)
+    for qr, name, dup in zip((qa, qb), names, duplicates):
+        if dup is not None:
+            raise _named(duplicate_error(qr.subject, qr.ids, qr.docs, dup), name) from None
+    return qa, qb, match, judged_q
 
 
 def _codes(ga: np.ndarray, gb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -312,10 +338,10 @@ def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.
     return out
 
 
-def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) -> Agreement:
-    """The label part of :func:`agreement` on two loaded label sets."""
-    chunk = Chunk(qa.ids, qa.offsets, pa.table({doc: qa.docs}))
-    match, _, judged_q = qb.match(chunk, doc, run_docs=qa.doc_ids)  # hashed at loading
+def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, match: np.ndarray,
+                    judged_q: np.ndarray) -> Agreement:
+    """The label part of :func:`agreement` on two label sets lined up
+    (:func:`fastndcg.qrels.line_up`: ``match`` and ``judged_q``)."""
     ia = np.flatnonzero(match >= 0)  # the pairs, grouped by the first set's queries
     n_both = len(ia)
     if n_both == 0:
@@ -554,9 +580,8 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
         if n_runs is not None and n_runs < 2:
             raise ValueError(f"comparing the orders of systems needs two or more runs, got "
                              f"{n_runs}; give more runs, or none to compare the labels only")
-    qa = _load(a, label_names[0], opts.query, opts.doc, opts.label)
-    qb = _load(b, label_names[1], opts.query, opts.doc, opts.label)
-    result = label_agreement(qa, qb, label_names, opts.query, opts.doc)
+    qa, qb, match, judged_q = _load_both(a, b, label_names, opts.query, opts.doc, opts.label)
+    result = label_agreement(qa, qb, label_names, opts.query, match, judged_q)
     result.inputs = tuple(io.input_paths(a) + io.input_paths(b))
     if runs is not None:
         # both sets given as label sets: each run read and ranked once, scored under each

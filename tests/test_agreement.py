@@ -310,6 +310,86 @@ def test_a_set_given_twice_is_refused(tmp_path):
         fastndcg.agreement(path, str(path))
 
 
+def _judged_twice(which: str, doc: str, query: str, n: int) -> str:
+    """The message of a label set judging a document twice, as a load of that set
+    alone (fastndcg.evaluate's qrels=) words it."""
+    return (f"label set {which!r}: qrels: the qrels judge document {doc!r} of query {query} "
+            f"more than once ({n} queries have such duplicates); keep one judgment per "
+            f"(query, document)")
+
+
+_A = table(["q1"] * 3 + ["q2"] * 2, ["d1", "d2", "d3", "d1", "d2"], [1, 0, 2, 1, 0])
+_B = table(["q1"] * 3 + ["q3"] * 2, ["d1", "d2", "d3", "d1", "d2"], [1, 1, 2, 1, 0])
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    # the first set: the earliest repeat of its first such query, and how many have one
+    (table(["q1"] * 4 + ["q2"] * 2, ["d1", "d2", "d3", "d2", "d1", "d1"], [1, 0, 2, 1, 0, 1]),
+     _B, _judged_twice("a", "d2", "'q1'", 2)),
+    # the second set: a document the first judges too, one only it judges, a query
+    # the first does not judge
+    (_A, table(["q1"] * 4 + ["q3"] * 2, ["d1", "d2", "d3", "d2", "d1", "d2"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("b", "d2", "'q1'", 1)),
+    (_A, table(["q1"] * 4 + ["q3"] * 2, ["d1", "d7", "d3", "d7", "d1", "d2"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("b", "d7", "'q1'", 1)),
+    (_A, table(["q1"] * 3 + ["q3"] * 3, ["d1", "d2", "d3", "d1", "d2", "d1"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("b", "d1", "'q3'", 1)),
+    # both: the first set's is said
+    (table(["q1"] * 4 + ["q2"] * 2, ["d1", "d2", "d3", "d3", "d1", "d1"], [1, 0, 2, 1, 0, 1]),
+     table(["q1"] * 4 + ["q3"] * 2, ["d1", "d2", "d3", "d2", "d1", "d1"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("a", "d3", "'q1'", 2)),
+    # before a bad grade of either set, as two loads one after the other say it
+    (table(["q1"] * 4, ["d1", "d2", "d3", "d3"], [1, 0, 2, 1]),
+     table(["q1"] * 2, ["d1", "d2"], [1.0, math.nan]), _judged_twice("a", "d3", "'q1'", 1)),
+    (table(["q1"] * 4, ["d1", "d2", "d3", "d3"], [1.0, 0.0, math.nan, 1.0]), _B,
+     _judged_twice("a", "d3", "'q1'", 1)),
+    (_A, table(["q1"] * 4, ["d1", "d2", "d3", "d3"], [1.0, 0.0, math.nan, 1.0]),
+     _judged_twice("b", "d3", "'q1'", 1)),
+    # integer ids, and integers meeting strings (matched as text)
+    (table([1, 1, 2], [5, 6, 5], [1, 0, 1]), table([1, 1, 1, 3], [5, 6, 6, 7], [1, 1, 0, 1]),
+     _judged_twice("b", "6", "1", 1)),
+    (table([1, 1, 2], [5, 6, 5], [1, 0, 1]),
+     table(["1", "1", "1", "3"], ["5", "6", "6", "7"], [1, 1, 0, 1]),
+     _judged_twice("b", "6", "'1'", 1)),
+])
+def test_a_document_judged_twice_is_refused_naming_the_set(a, b, expected):
+    with pytest.raises(ValueError) as err:
+        fastndcg.agreement(a, b)
+    assert str(err.value) == expected
+
+
+def test_a_bad_grade_of_the_second_set_comes_after_a_document_the_first_judges_twice():
+    a = table(["q1"] * 3, ["d1", "d2", "d1"], [1, 0, 1])
+    b = table(["q1"] * 2, ["d1", "d2"], [1.0, math.nan])
+    with pytest.raises(ValueError, match="label set 'a'.*more than once"):
+        fastndcg.agreement(a, b)
+    with pytest.raises(ValueError, match="label set 'b'.*finite"):
+        fastndcg.agreement(table(["q1"] * 2, ["d1", "d2"], [1, 0]), b)
+
+
+@settings(max_examples=examples(), deadline=None)
+@given(label_sets(), st.sampled_from(["int64", "string", "mixed"]))
+def test_lining_up_equals_joining_one_set_as_a_run_to_the_other(sets, ids):
+    """qrels.line_up (one pass: both sets checked and lined up) gives the match the
+    run join gives when the first set is read as a run of the second."""
+    from fastndcg.chunks import Chunk
+    from fastndcg.qrels import line_up, load_qrels
+    from fastndcg import _core as C
+    a, b = sets
+    as_type = {"int64": (pa.int64(), pa.int64()), "string": (pa.string(), pa.string()),
+               "mixed": (pa.int64(), pa.string())}[ids]
+    a = a.set_column(1, "doc_id", a.column("doc_id").cast(as_type[0]))
+    b = b.set_column(1, "doc_id", b.column("doc_id").cast(as_type[1]))
+    load = lambda t: load_qrels(t, "query_id", "doc_id", "label", C.parse_gain("linear"), "keep")
+    qa, qb = load(a), load(b)
+    match, judged_q, duplicates = line_up(qa, qb)
+    expected, _, expected_q = qb.match(Chunk(qa.ids, qa.offsets, pa.table({"doc_id": qa.docs})),
+                                       "doc_id")
+    assert match.tolist() == expected.tolist()
+    assert judged_q.tolist() == expected_q.tolist()
+    assert duplicates == (None, None)
+
+
 def test_grade_agreement_refuses_arrays_it_cannot_line_up():
     with pytest.raises(ValueError, match="same non-zero length"):
         grade_agreement([1, 2], [1])

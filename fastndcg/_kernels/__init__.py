@@ -43,7 +43,7 @@ _WHERE = {
     "Outputs": "bundles",
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
-    "id_hashes": "join",
+    "id_hashes": "join", "line_up": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs", "argsort_order": "rank",
     "nested_columns": "nested",
