@@ -97,6 +97,19 @@ class DocIds:
             self._made[key] = kernel_ids(self.docs, as_text)
         return self._made[key]
 
+    def short(self) -> np.ndarray | None:
+        """Text ids of up to :data:`~fastndcg._kernels.join.SHORT` bytes each packed
+        into one int64 (:func:`~fastndcg._kernels.join.pack_short`), or None when
+        one is longer: equal ids, equal integers, matched at the cost of integers."""
+        if "short" not in self._made:
+            data, offsets = self.ids(True)
+            out = np.empty(len(self.docs), np.int64)
+            with C.KERNEL_LOCK:
+                fits = K.pack_short(data, offsets, out)
+            out.flags.writeable = False  # one array type: that of kernel_ids' integers
+            self._made["short"] = out if fits else None
+        return self._made["short"]
+
     def hashes(self, as_text: bool) -> np.ndarray:
         """Each id's hash as the join computes it, or an empty array (hashed in the
         join): unless ``hashed`` and the ids are read as text."""
@@ -429,7 +442,8 @@ def line_up(first: Qrels, second: Qrels) -> tuple:
     index, row, queries with such a document: :func:`duplicate_error`). Both sets
     are checked in the same pass that lines them up (load them with
     ``unique=False``: each check alone would build the same hash sets again).
-    Ids of different types (integers, strings) are matched as text."""
+    Ids of different types (integers, strings) are matched as text; text ids of
+    up to 7 bytes, packed into integers (:meth:`DocIds.short`)."""
     text = _as_text(first.docs, second.docs, docs=True)
     judged_q = second.judged_queries(first.ids)
     unmet = np.ones(second.n_queries, bool)
@@ -443,10 +457,14 @@ def line_up(first: Qrels, second: Qrels) -> tuple:
     match = np.empty(len(first.docs), np.int64)
     first_dup = np.empty(first.n_queries, np.int64)
     second_dup = np.full(second.n_queries, -1, np.int64)
+    ids = first.doc_ids.ids(text), second.doc_ids.ids(text)
+    if text:  # short text ids (most are) matched as integers
+        short = first.doc_ids.short(), second.doc_ids.short()
+        if short[0] is not None and short[1] is not None:
+            ids = (short[0], _NO_OFFSETS), (short[1], _NO_OFFSETS)
     with C.KERNEL_LOCK:
-        K.line_up(first.offsets, first.doc_ids.ids(text), judged_q, second.offsets,
-                  second.doc_ids.ids(text), extra, chunk_bounds(cost), match, first_dup,
-                  second_dup)
+        K.line_up(first.offsets, ids[0], judged_q, second.offsets, ids[1], extra,
+                  chunk_bounds(cost), match, first_dup, second_dup)
     return match, judged_q, (_duplicates(first_dup), _duplicates(second_dup))
 
 

@@ -351,6 +351,11 @@ _B = table(["q1"] * 3 + ["q3"] * 2, ["d1", "d2", "d3", "d1", "d2"], [1, 1, 2, 1,
     (table([1, 1, 2], [5, 6, 5], [1, 0, 1]),
      table(["1", "1", "1", "3"], ["5", "6", "6", "7"], [1, 1, 0, 1]),
      _judged_twice("b", "6", "'1'", 1)),
+    # text ids longer than 7 bytes (matched as text, not packed as integers)
+    (table(["q1"] * 3, ["document-1", "document-2", "document-1"], [1, 0, 1]), _B,
+     _judged_twice("a", "document-1", "'q1'", 1)),
+    (_A, table(["q1"] * 3, ["d1", "document-2", "document-2"], [1, 0, 1]),
+     _judged_twice("b", "document-2", "'q1'", 1)),
 ])
 def test_a_document_judged_twice_is_refused_naming_the_set(a, b, expected):
     with pytest.raises(ValueError) as err:
@@ -367,19 +372,30 @@ def test_a_bad_grade_of_the_second_set_comes_after_a_document_the_first_judges_t
         fastndcg.agreement(table(["q1"] * 2, ["d1", "d2"], [1, 0]), b)
 
 
+def _doc_ids(t: pa.Table, kind: str) -> pa.Table:
+    """t with its (integer) document ids as ``kind``: int64, short text (up to 7
+    bytes: matched packed as integers), long text, text of both lengths, or text
+    with NUL bytes ("7" and "7\\0" differ)."""
+    d = t.column("doc_id").to_pylist()
+    made = {"int64": lambda: d, "short": lambda: [str(x) for x in d],
+            "long": lambda: [f"clueweb09-en0000-{x}" for x in d],
+            "both": lambda: [str(x) if x % 3 else f"doc-{x:08d}" for x in d],
+            "nul": lambda: [str(x // 2) + "\0" * (x % 2) for x in d]}[kind]()
+    return t.set_column(1, "doc_id", pa.array(made, pa.int64() if kind == "int64" else None))
+
+
 @settings(max_examples=examples(), deadline=None)
-@given(label_sets(), st.sampled_from(["int64", "string", "mixed"]))
-def test_lining_up_equals_joining_one_set_as_a_run_to_the_other(sets, ids):
+@given(label_sets(), st.sampled_from([("int64", "int64"), ("short", "short"), ("long", "long"),
+                                      ("both", "both"), ("nul", "nul"), ("short", "long"),
+                                      ("int64", "short")]))
+def test_lining_up_equals_joining_one_set_as_a_run_to_the_other(sets, kinds):
     """qrels.line_up (one pass: both sets checked and lined up) gives the match the
-    run join gives when the first set is read as a run of the second."""
+    run join gives when the first set is read as a run of the second, whatever the
+    ids (integers, text short and long, integers meeting text)."""
     from fastndcg.chunks import Chunk
     from fastndcg.qrels import line_up, load_qrels
     from fastndcg import _core as C
-    a, b = sets
-    as_type = {"int64": (pa.int64(), pa.int64()), "string": (pa.string(), pa.string()),
-               "mixed": (pa.int64(), pa.string())}[ids]
-    a = a.set_column(1, "doc_id", a.column("doc_id").cast(as_type[0]))
-    b = b.set_column(1, "doc_id", b.column("doc_id").cast(as_type[1]))
+    a, b = (_doc_ids(t, kind) for t, kind in zip(sets, kinds))
     load = lambda t: load_qrels(t, "query_id", "doc_id", "label", C.parse_gain("linear"), "keep")
     qa, qb = load(a), load(b)
     match, judged_q, duplicates = line_up(qa, qb)

@@ -44,6 +44,7 @@ _WHERE = {
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
     "id_hashes": "join", "line_up": "join",
+    "pack_short": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs", "argsort_order": "rank",
     "nested_columns": "nested",

@@ -31,7 +31,7 @@ from numba import types
 from numba.extending import overload, register_jitable
 
 from .rank import sort_desc
-from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash
+from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash, str_head
 from ._jit import kernel
 from .threads import run_chunks
 
@@ -40,6 +40,7 @@ _K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
 _P1, _P2, _P3, _P4, _P8, _P11, _P15, _P16, _P17, _P18 = (
     np.uint64(10 ** e) for e in (1, 2, 3, 4, 8, 11, 15, 16, 17, 18))
 _TOP = np.uint64(1 << 63)
+_S56 = np.uint64(56)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -585,6 +586,25 @@ def _line_up_chunk(g0, g1, goff, ids, judged_q, joff, jids, extra, out_match, fi
         if jq >= 0:
             jfirst_dup[jq] = _put_second(v, off, jv, joff_, joff[jq], joff[jq + 1], g, group,
                                          rows, hashes, shift, mask, out_match)
+
+
+SHORT = 7  # bytes: a text id up to this long packs into one int64 (:func:`pack_short`)
+
+
+@kernel
+def pack_short(data, off, out):
+    """out[i] <- text id i (Arrow's ``data`` and int64 ``off``) as one int64: its
+    bytes, little-endian, and its length in the top byte, so that two ids are
+    equal exactly when their integers are (matched as integers they cost a
+    tenth of matching the text). False as soon as an id is longer than
+    :data:`SHORT` bytes (``out`` then only partly written)."""
+    for i in range(len(out)):
+        a = off[i]
+        n = off[i + 1] - a
+        if n > SHORT:
+            return False
+        out[i] = np.int64(str_head(data, a, n) | (np.uint64(n) << _S56))
+    return True
 
 
 @kernel(inner=True)
