@@ -54,7 +54,7 @@ _WHERE = {
     "fix_to_int": "paired", "fix_dot": "paired", "bucket_bootstrap": "paired",
     "bucket_signflip": "paired",
     "FIX_LIMBS": "paired", "FIX_SHIFT": "paired",
-    "agreement_groups": "agreement", "N_STATS": "agreement",
+    "agreement_groups": "agreement", "N_STATS": "agreement", "pair_codes": "agreement",
 }
 
 
