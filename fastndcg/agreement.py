@@ -34,12 +34,11 @@ from . import _kernels as K
 from . import _validate as V
 from . import io
 from ._arrow import as_numpy
-from .chunks import Chunk
 from .compare.stats import ttest_paired
 from .evaluate import check_options, evaluate_runs
 from .options import AGREEMENT_REFUSES, OPTIONS, takes_options
 from .presets import DEFAULT_K
-from .qrels import Qrels, load_qrels
+from .qrels import Qrels, duplicate_error, line_up, load_qrels
 from .tables import render
 
 __all__ = ["agreement", "Agreement", "SystemAgreement", "Flip", "STATISTICS",
@@ -252,12 +251,39 @@ def _same_source(a, b) -> bool:
     return False
 
 
-def _load(source, name: str, query: str, doc: str, label: str) -> Qrels:
-    """A label set read as the evaluation reads qrels; grades kept as judged."""
+def _named(err: Exception, name: str) -> Exception:
+    return type(err)(f"label set {name!r}: {err}")
+
+
+def _load(source, name: str, query: str, doc: str, label: str, unique: bool = True) -> Qrels:
+    """A label set read as the evaluation reads qrels; grades kept as judged
+    (``unique=False``: not yet checked for a document judged twice, see
+    :func:`fastndcg.qrels.load_qrels`)."""
     try:
-        return load_qrels(source, query, doc, label, C.parse_gain("linear"), "keep")
+        return load_qrels(source, query, doc, label, C.parse_gain("linear"), "keep",
+                          unique=unique)
     except (ValueError, TypeError) as err:
-        raise type(err)(f"label set {name!r}: {err}") from None
+        raise _named(err, name) from None
+
+
+def _load_both(a, b, names: tuple, query: str, doc: str, label: str) -> tuple:
+    """(first, second, match, judged_q): both label sets read and lined up as
+    :func:`fastndcg.qrels.line_up` does, each checked for a document judged twice
+    in that pass; the errors those of two loads, in the same order."""
+    qa = _load(a, names[0], query, doc, label, unique=False)
+    try:
+        qb = _load(b, names[1], query, doc, label, unique=False)
+    except (ValueError, TypeError):
+        try:  # the first set's document judged twice comes first
+            qa.check_unique()
+        except ValueError as err:
+            raise _named(err, names[0]) from None
+        raise
+    match, judged_q, duplicates = line_up(qa, qb)
+    for qr, name, dup in zip((qa, qb), names, duplicates):
+        if dup is not None:
+            raise _named(duplicate_error(qr.subject, qr.ids, qr.docs, dup), name) from None
+    return qa, qb, match, judged_q
 
 
 def _codes(ga: np.ndarray, gb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -281,17 +307,19 @@ _DENSE_CELLS = 1 << 22  # codes of up to this many (first, second) cells are cou
 MAX_GRADES = 4096  # distinct grades of the shared documents (the confusion matrix's side)
 
 
-def _confusion(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple) -> tuple:
+def _confusion(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple,
+               counts: np.ndarray | None = None) -> tuple:
     """(grades, confusion matrix, (first, second) codes of its nonzero cells, their
-    counts): the matrix over the distinct grades the pairs use."""
+    counts): the matrix over the distinct grades the pairs use. ``counts``: the
+    pairs counted in dense cells already (:func:`_dense_cells`), else counted here."""
     size = len(values)
-    keys = ca * size + cb
-    if size * size <= _DENSE_CELLS:
-        counts = np.bincount(keys, minlength=size * size)
+    if counts is None and _dense_cells(size):
+        counts = np.bincount(ca * size + cb, minlength=size * size)
+    if counts is not None:
         cells = np.flatnonzero(counts)
         cell_counts = counts[cells]
     else:
-        cells, cell_counts = np.unique(keys, return_counts=True)
+        cells, cell_counts = np.unique(ca * size + cb, return_counts=True)
     first, second = cells // size, cells % size
     used = np.unique(np.concatenate([first, second]))
     if len(used) > MAX_GRADES:
@@ -304,20 +332,49 @@ def _confusion(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple)
     return values[used], confusion, (first, second), cell_counts
 
 
+def _dense_cells(size: int) -> bool:
+    """Whether the pairs of ``size`` codes are counted in an array of every cell."""
+    return size * size <= _DENSE_CELLS
+
+
 def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.ndarray,
                 weights: np.ndarray = _ONCE) -> np.ndarray:
     out = np.empty((len(offsets) - 1, K.N_STATS), np.float64)
     with C.KERNEL_LOCK:
-        K.agreement_groups(offsets, ca, cb, weights, values, out)
+        K.agreement_groups(offsets, ca, cb, weights, values, C.work_chunks(offsets, offsets),
+                           out)
     return out
 
 
-def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) -> Agreement:
-    """The label part of :func:`agreement` on two loaded label sets."""
-    chunk = Chunk(qa.ids, qa.offsets, pa.table({doc: qa.docs}))
-    match, _, judged_q = qb.match(chunk, doc, run_docs=qa.doc_ids)  # hashed at loading
+def _pairs(qa: Qrels, qb: Qrels, match: np.ndarray) -> tuple:
+    """(codes of the first set's grades, of the second's, values, pairs of each query
+    of the first set, the pairs counted by cell or None): the pairs both sets judge,
+    in the first set's order, coded as :func:`_codes` codes them. Integral grades of a small range are coded in one
+    pass (:func:`fastndcg._kernels.agreement.pair_codes`), over the range of every
+    grade of either set: the codes of the grades the pairs use keep their order."""
+    lo = min(qa.info.lo, qb.info.lo)
+    hi = max(qa.info.hi, qb.info.hi)
+    if qa.info.integer and qb.info.integer and hi - lo < _SMALL_RANGE:
+        values = np.arange(int(lo), int(hi) + 1, dtype=np.float64)
+        ca = np.empty(len(qa.labels), np.int64)
+        cb = np.empty(len(qa.labels), np.int64)
+        both_q = np.empty(qa.n_queries, np.int64)
+        cells = np.zeros(len(values) ** 2 if _dense_cells(len(values)) else 0, np.int64)
+        with C.KERNEL_LOCK:
+            n_both = K.pair_codes(qa.offsets, match, qa.labels, qb.labels, int(lo), len(values),
+                                  ca, cb, both_q, cells)
+        return ca[:n_both], cb[:n_both], values, both_q, cells if len(cells) else None
     ia = np.flatnonzero(match >= 0)  # the pairs, grouped by the first set's queries
-    n_both = len(ia)
+    ca, cb, values = _codes(qa.labels[ia], qb.labels[match[ia]])
+    return ca, cb, values, np.diff(np.searchsorted(ia, qa.offsets)), None
+
+
+def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, match: np.ndarray,
+                    judged_q: np.ndarray) -> Agreement:
+    """The label part of :func:`agreement` on two label sets lined up
+    (:func:`fastndcg.qrels.line_up`: ``match`` and ``judged_q``)."""
+    ca, cb, values, both_q, counts = _pairs(qa, qb, match)
+    n_both = len(ca)
     if n_both == 0:
         raise ValueError(
             f"label sets {names[0]!r} and {names[1]!r} share no judged document: none of "
@@ -325,12 +382,11 @@ def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) ->
             f"is of a (query, document) pair {names[1]!r} judges ({len(qb.labels):,} "
             f"judgments, {qb.n_queries:,} queries), so there is nothing to agree on; do "
             f"their query and document ids match (same spelling, same columns)?")
-    ca, cb, values = _codes(qa.labels[ia], qb.labels[match[ia]])
-    bounds = np.searchsorted(ia, qa.offsets)  # each query's first pair
-    both_q = np.diff(bounds)
     shared = both_q > 0
-    grades, confusion, overall = _overall(ca, cb, values, names)
-    per = _statistics(np.append(bounds[:-1][shared], n_both), ca, cb, values)
+    grades, confusion, overall = _overall(ca, cb, values, names, counts)
+    bounds = np.zeros(int(shared.sum()) + 1, np.int64)
+    np.cumsum(both_q[shared], out=bounds[1:])
+    per = _statistics(bounds, ca, cb, values)
     only_a = (np.diff(qa.offsets) - both_q)[shared]
     jq = judged_q[shared]
     only_b = np.where(jq >= 0, qb.offsets[jq + 1] - qb.offsets[np.maximum(jq, 0)], 0) - both_q[shared]
@@ -345,9 +401,11 @@ def label_agreement(qa: Qrels, qb: Qrels, names: tuple, query: str, doc: str) ->
                      n_queries_b=qb.n_queries)
 
 
-def _overall(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple) -> tuple:
-    """(grades, confusion matrix, statistic -> value) of every pair."""
-    grades, confusion, cells, cell_counts = _confusion(ca, cb, values, names)
+def _overall(ca: np.ndarray, cb: np.ndarray, values: np.ndarray, names: tuple,
+             counts: np.ndarray | None = None) -> tuple:
+    """(grades, confusion matrix, statistic -> value) of every pair (``counts``: as
+    :func:`_confusion` takes them)."""
+    grades, confusion, cells, cell_counts = _confusion(ca, cb, values, names, counts)
     out = _statistics(np.array([0, len(cell_counts)], np.int64), cells[0], cells[1], values,
                       cell_counts)[0]
     return grades, confusion, {s: float(out[i]) for i, s in enumerate(STATISTICS)}
@@ -554,9 +612,8 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
         if n_runs is not None and n_runs < 2:
             raise ValueError(f"comparing the orders of systems needs two or more runs, got "
                              f"{n_runs}; give more runs, or none to compare the labels only")
-    qa = _load(a, label_names[0], opts.query, opts.doc, opts.label)
-    qb = _load(b, label_names[1], opts.query, opts.doc, opts.label)
-    result = label_agreement(qa, qb, label_names, opts.query, opts.doc)
+    qa, qb, match, judged_q = _load_both(a, b, label_names, opts.query, opts.doc, opts.label)
+    result = label_agreement(qa, qb, label_names, opts.query, match, judged_q)
     result.inputs = tuple(io.input_paths(a) + io.input_paths(b))
     if runs is not None:
         # both sets given as label sets: each run read and ranked once, scored under each

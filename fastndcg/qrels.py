@@ -33,8 +33,8 @@ from ._arrow import as_numpy, as_strings, from_numpy, numbers, plain_ids, run_st
 from .chunks import Chunk, check_nulls, regroup
 from .presets import read_grades
 
-__all__ = ["Qrels", "DocIds", "load_qrels", "join", "trec_order", "gather_ideal",
-           "judged_docs_only"]
+__all__ = ["Qrels", "DocIds", "load_qrels", "join", "line_up", "duplicate_error", "trec_order",
+           "gather_ideal", "judged_docs_only"]
 
 
 class NamedBatch(C.Batch):
@@ -96,6 +96,19 @@ class DocIds:
         if key not in self._made:
             self._made[key] = kernel_ids(self.docs, as_text)
         return self._made[key]
+
+    def short(self) -> np.ndarray | None:
+        """Text ids of up to :data:`~fastndcg._kernels.join.SHORT` bytes each packed
+        into one int64 (:func:`~fastndcg._kernels.join.pack_short`), or None when
+        one is longer: equal ids, equal integers, matched at the cost of integers."""
+        if "short" not in self._made:
+            data, offsets = self.ids(True)
+            out = np.empty(len(self.docs), np.int64)
+            with C.KERNEL_LOCK:
+                fits = K.pack_short(data, offsets, out)
+            out.flags.writeable = False  # one array type: that of kernel_ids' integers
+            self._made["short"] = out if fits else None
+        return self._made["short"]
 
     def hashes(self, as_text: bool) -> np.ndarray:
         """Each id's hash as the join computes it, or an empty array (hashed in the
@@ -227,6 +240,7 @@ class Qrels:
     _cache: dict = field(repr=False, default_factory=dict)
     # the judged document ids as the joins take them, hashed once (:class:`DocIds`)
     doc_ids: Any = field(repr=False, default=None)
+    subject: str = "the qrels"  # what messages call the judgments
     # judgments of a sample of the queries (human_qrels=): most queries are outside
     # it, so their ids are not collected (only an example, for messages)
     sample: bool = False
@@ -256,6 +270,12 @@ class Qrels:
         if key not in self._cache:
             self._cache[key] = make()
         return self._cache[key]
+
+    def check_unique(self) -> None:
+        """Refuse judgments that judge a document twice for a query (what
+        :func:`load_qrels` checks unless told ``unique=False``)."""
+        chunk = Chunk(self.ids, self.offsets, pa.table({"doc": self.docs}))
+        _judged_once(chunk, self.doc_ids, self.subject)
 
     def judged_queries(self, ids: pa.Array) -> np.ndarray:
         """The judged query index of each of ``ids`` (-1: no judgments); ids of another
@@ -313,11 +333,14 @@ def _group(table: pa.Table, query: str) -> Chunk:
 
 
 def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
-               negative_labels: str, preset: str | None = None, name: str = "qrels") -> Qrels:
+               negative_labels: str, preset: str | None = None, name: str = "qrels",
+               unique: bool = True) -> Qrels:
     """Read and check the judgments (TREC qrels file, Parquet, or a table); a grade
     that is not a whole number is read as ``preset``'s tool reads it
     (:func:`fastndcg.presets.read_grades`); ``name``: what messages call them (the
-    argument, or one label set of it)."""
+    argument, or one label set of it). ``unique=False`` leaves the check for a
+    document judged twice to the caller (:func:`line_up` does it), unless another
+    check fails: that one is still said first."""
     roles = {query: "query", doc: "doc", label: "label"}
     try:
         src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
@@ -355,14 +378,23 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
         text = str(err)
         raise ValueError(text if text.startswith(("the ", "qrels", name)) else where + text) from None
     judged_docs = DocIds(docs, hashed=True)  # hashed once: here and in every join
-    text = docs.type != pa.int64()
-    _, _, dup = _per_query(chunk, judged_docs.ids(text), hashes=judged_docs.hashes(text))
-    if dup is not None:
-        q, row, n_bad = dup
-        raise ValueError(f"{name + ': the qrels' if memory else 'the ' + src.describe} judge "
-                         f"document {as_strings(docs)[row].as_py()!r} of query "
-                         f"{chunk.ids[q].as_py()!r} more than once ({n_bad:,} queries have such "
-                         f"duplicates); keep one judgment per (query, document)")
+    subject = f"{name}: the qrels" if memory else f"the {src.describe}"
+    if unique:
+        _judged_once(chunk, judged_docs, subject)
+    try:
+        labels0, raw0, info = _grades(chunk, docs, label, gain, negative_labels, preset, src,
+                                      memory, where)
+    except ValueError:
+        if not unique:  # a document judged twice is still the first thing said
+            _judged_once(chunk, judged_docs, subject)
+        raise
+    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0, doc_ids=judged_docs,
+                 subject=subject)
+
+
+def _grades(chunk: Chunk, docs: pa.Array, label: str, gain: C.Gain, negative_labels: str,
+            preset: str | None, src, memory: bool, where: str) -> tuple:
+    """(labels0, raw0, info) of the grouped judgments (see :class:`Qrels`), checked."""
     labels = numbers(chunk.table.column(label), C.kernel_labels)
     labels = read_grades(labels, preset, lambda t: (
         f"{src.describe if memory else 'the ' + src.describe}, column {label!r}, query "
@@ -383,7 +415,60 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     if batch.labels is not labels:  # the policy changed some grades: keep them as judged
         raw0 = np.zeros(len(labels) + 1, labels.dtype)
         raw0[:-1] = labels
-    return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0, doc_ids=judged_docs)
+    return labels0, raw0, info
+
+
+def duplicate_error(subject: str, ids: pa.Array, docs: pa.Array, dup: tuple) -> ValueError:
+    """The error of judgments that judge a document twice for a query: ``dup`` is
+    (query index, row, queries with such a document), ``subject`` names the
+    judgments ("the qrels file x")."""
+    q, row, n_bad = dup
+    return ValueError(f"{subject} judge document {as_strings(docs)[row].as_py()!r} of query "
+                      f"{ids[q].as_py()!r} more than once ({n_bad:,} queries have such "
+                      f"duplicates); keep one judgment per (query, document)")
+
+
+def _judged_once(chunk: Chunk, docs: DocIds, subject: str) -> None:
+    """Refuse judgments (grouped by query in ``chunk``) that judge a document twice
+    for a query."""
+    text = docs.docs.type != pa.int64()
+    dup = _per_query(chunk, docs.ids(text), hashes=docs.hashes(text))[2]
+    if dup is not None:
+        raise duplicate_error(subject, chunk.ids, docs.docs, dup)
+
+
+def line_up(first: Qrels, second: Qrels) -> tuple:
+    """(match, judged_q, duplicates) of two sets of judgments: for each judgment of
+    ``first``, the position of the same (query, document) among ``second``'s (-1:
+    not judged there); for each query of ``first``, its index among ``second``'s
+    (-1: none); and for each set, None or the document it judges twice (query
+    index, row, queries with such a document: :func:`duplicate_error`). Both sets
+    are checked in the same pass that lines them up (load them with
+    ``unique=False``: each check alone would build the same hash sets again).
+    Ids of different types (integers, strings) are matched as text; text ids of
+    up to 7 bytes, packed into integers (:meth:`DocIds.short`)."""
+    text = _as_text(first.docs, second.docs, docs=True)
+    judged_q = second.judged_queries(first.ids)
+    unmet = np.ones(second.n_queries, bool)
+    unmet[judged_q[judged_q >= 0]] = False
+    extra = np.flatnonzero(unmet).astype(np.int64)
+    sizes = np.concatenate((np.diff(first.offsets), np.zeros(len(extra), np.int64)))
+    met = np.concatenate((judged_q, extra))
+    sizes += np.where(met >= 0, second.offsets[met + 1] - second.offsets[np.maximum(met, 0)], 0)
+    cost = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=cost[1:])
+    match = np.empty(len(first.docs), np.int64)
+    first_dup = np.empty(first.n_queries, np.int64)
+    second_dup = np.full(second.n_queries, -1, np.int64)
+    ids = first.doc_ids.ids(text), second.doc_ids.ids(text)
+    if text:  # short text ids (most are) matched as integers
+        short = first.doc_ids.short(), second.doc_ids.short()
+        if short[0] is not None and short[1] is not None:
+            ids = (short[0], _NO_OFFSETS), (short[1], _NO_OFFSETS)
+    with C.KERNEL_LOCK:
+        K.line_up(first.offsets, ids[0], judged_q, second.offsets, ids[1], extra,
+                  chunk_bounds(cost), match, first_dup, second_dup)
+    return match, judged_q, (_duplicates(first_dup), _duplicates(second_dup))
 
 
 def judged_docs_only(run: pa.Table, judgments: pa.Table) -> pa.Table:

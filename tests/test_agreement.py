@@ -310,6 +310,102 @@ def test_a_set_given_twice_is_refused(tmp_path):
         fastndcg.agreement(path, str(path))
 
 
+def _judged_twice(which: str, doc: str, query: str, n: int) -> str:
+    """The message of a label set judging a document twice, as a load of that set
+    alone (fastndcg.evaluate's qrels=) words it."""
+    return (f"label set {which!r}: qrels: the qrels judge document {doc!r} of query {query} "
+            f"more than once ({n} queries have such duplicates); keep one judgment per "
+            f"(query, document)")
+
+
+_A = table(["q1"] * 3 + ["q2"] * 2, ["d1", "d2", "d3", "d1", "d2"], [1, 0, 2, 1, 0])
+_B = table(["q1"] * 3 + ["q3"] * 2, ["d1", "d2", "d3", "d1", "d2"], [1, 1, 2, 1, 0])
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    # the first set: the earliest repeat of its first such query, and how many have one
+    (table(["q1"] * 4 + ["q2"] * 2, ["d1", "d2", "d3", "d2", "d1", "d1"], [1, 0, 2, 1, 0, 1]),
+     _B, _judged_twice("a", "d2", "'q1'", 2)),
+    # the second set: a document the first judges too, one only it judges, a query
+    # the first does not judge
+    (_A, table(["q1"] * 4 + ["q3"] * 2, ["d1", "d2", "d3", "d2", "d1", "d2"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("b", "d2", "'q1'", 1)),
+    (_A, table(["q1"] * 4 + ["q3"] * 2, ["d1", "d7", "d3", "d7", "d1", "d2"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("b", "d7", "'q1'", 1)),
+    (_A, table(["q1"] * 3 + ["q3"] * 3, ["d1", "d2", "d3", "d1", "d2", "d1"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("b", "d1", "'q3'", 1)),
+    # both: the first set's is said
+    (table(["q1"] * 4 + ["q2"] * 2, ["d1", "d2", "d3", "d3", "d1", "d1"], [1, 0, 2, 1, 0, 1]),
+     table(["q1"] * 4 + ["q3"] * 2, ["d1", "d2", "d3", "d2", "d1", "d1"], [1, 0, 2, 1, 0, 1]),
+     _judged_twice("a", "d3", "'q1'", 2)),
+    # before a bad grade of either set, as two loads one after the other say it
+    (table(["q1"] * 4, ["d1", "d2", "d3", "d3"], [1, 0, 2, 1]),
+     table(["q1"] * 2, ["d1", "d2"], [1.0, math.nan]), _judged_twice("a", "d3", "'q1'", 1)),
+    (table(["q1"] * 4, ["d1", "d2", "d3", "d3"], [1.0, 0.0, math.nan, 1.0]), _B,
+     _judged_twice("a", "d3", "'q1'", 1)),
+    (_A, table(["q1"] * 4, ["d1", "d2", "d3", "d3"], [1.0, 0.0, math.nan, 1.0]),
+     _judged_twice("b", "d3", "'q1'", 1)),
+    # integer ids, and integers meeting strings (matched as text)
+    (table([1, 1, 2], [5, 6, 5], [1, 0, 1]), table([1, 1, 1, 3], [5, 6, 6, 7], [1, 1, 0, 1]),
+     _judged_twice("b", "6", "1", 1)),
+    (table([1, 1, 2], [5, 6, 5], [1, 0, 1]),
+     table(["1", "1", "1", "3"], ["5", "6", "6", "7"], [1, 1, 0, 1]),
+     _judged_twice("b", "6", "'1'", 1)),
+    # text ids longer than 7 bytes (matched as text, not packed as integers)
+    (table(["q1"] * 3, ["document-1", "document-2", "document-1"], [1, 0, 1]), _B,
+     _judged_twice("a", "document-1", "'q1'", 1)),
+    (_A, table(["q1"] * 3, ["d1", "document-2", "document-2"], [1, 0, 1]),
+     _judged_twice("b", "document-2", "'q1'", 1)),
+])
+def test_a_document_judged_twice_is_refused_naming_the_set(a, b, expected):
+    with pytest.raises(ValueError) as err:
+        fastndcg.agreement(a, b)
+    assert str(err.value) == expected
+
+
+def test_a_bad_grade_of_the_second_set_comes_after_a_document_the_first_judges_twice():
+    a = table(["q1"] * 3, ["d1", "d2", "d1"], [1, 0, 1])
+    b = table(["q1"] * 2, ["d1", "d2"], [1.0, math.nan])
+    with pytest.raises(ValueError, match="label set 'a'.*more than once"):
+        fastndcg.agreement(a, b)
+    with pytest.raises(ValueError, match="label set 'b'.*finite"):
+        fastndcg.agreement(table(["q1"] * 2, ["d1", "d2"], [1, 0]), b)
+
+
+def _doc_ids(t: pa.Table, kind: str) -> pa.Table:
+    """t with its (integer) document ids as ``kind``: int64, short text (up to 7
+    bytes: matched packed as integers), long text, text of both lengths, or text
+    with NUL bytes ("7" and "7\\0" differ)."""
+    d = t.column("doc_id").to_pylist()
+    made = {"int64": lambda: d, "short": lambda: [str(x) for x in d],
+            "long": lambda: [f"clueweb09-en0000-{x}" for x in d],
+            "both": lambda: [str(x) if x % 3 else f"doc-{x:08d}" for x in d],
+            "nul": lambda: [str(x // 2) + "\0" * (x % 2) for x in d]}[kind]()
+    return t.set_column(1, "doc_id", pa.array(made, pa.int64() if kind == "int64" else None))
+
+
+@settings(max_examples=examples(), deadline=None)
+@given(label_sets(), st.sampled_from([("int64", "int64"), ("short", "short"), ("long", "long"),
+                                      ("both", "both"), ("nul", "nul"), ("short", "long"),
+                                      ("int64", "short")]))
+def test_lining_up_equals_joining_one_set_as_a_run_to_the_other(sets, kinds):
+    """qrels.line_up (one pass: both sets checked and lined up) gives the match the
+    run join gives when the first set is read as a run of the second, whatever the
+    ids (integers, text short and long, integers meeting text)."""
+    from fastndcg.chunks import Chunk
+    from fastndcg.qrels import line_up, load_qrels
+    from fastndcg import _core as C
+    a, b = (_doc_ids(t, kind) for t, kind in zip(sets, kinds))
+    load = lambda t: load_qrels(t, "query_id", "doc_id", "label", C.parse_gain("linear"), "keep")
+    qa, qb = load(a), load(b)
+    match, judged_q, duplicates = line_up(qa, qb)
+    expected, _, expected_q = qb.match(Chunk(qa.ids, qa.offsets, pa.table({"doc_id": qa.docs})),
+                                       "doc_id")
+    assert match.tolist() == expected.tolist()
+    assert judged_q.tolist() == expected_q.tolist()
+    assert duplicates == (None, None)
+
+
 def test_grade_agreement_refuses_arrays_it_cannot_line_up():
     with pytest.raises(ValueError, match="same non-zero length"):
         grade_agreement([1, 2], [1])

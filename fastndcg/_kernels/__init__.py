@@ -43,7 +43,8 @@ _WHERE = {
     "Outputs": "bundles",
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
     "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
-    "id_hashes": "join",
+    "id_hashes": "join", "line_up": "join",
+    "pack_short": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
     "run_starts_int64": "runs", "argsort_order": "rank",
     "nested_columns": "nested",
@@ -53,7 +54,7 @@ _WHERE = {
     "fix_to_int": "paired", "fix_dot": "paired", "bucket_bootstrap": "paired",
     "bucket_signflip": "paired",
     "FIX_LIMBS": "paired", "FIX_SHIFT": "paired",
-    "agreement_groups": "agreement", "N_STATS": "agreement",
+    "agreement_groups": "agreement", "N_STATS": "agreement", "pair_codes": "agreement",
 }
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
+from .threads import run_chunks
 
 # the columns of agreement_groups' output
 KAPPA, KAPPA_LINEAR, KAPPA_QUADRATIC, ALPHA_NOMINAL, ALPHA_ORDINAL, ALPHA_INTERVAL = range(6)
@@ -143,18 +144,51 @@ def _group(ca, cb, weights, s, e, values, ra, rb, touched, rank, mid, out):
     out[5] = 1.0 - (n - 1.0) * val_d / (n * val_ss)
 
 
-@kernel
-def agreement_groups(offsets, ca, cb, weights, values, out):
+def agreement_groups(offsets, ca, cb, weights, values, chunks, out):
     """Kappa (unweighted, linear, quadratic) and alpha (nominal, ordinal, interval)
     of each group g of pairs ``offsets[g]:offsets[g + 1]`` into ``out[g]``; pair i
     counts ``weights[i]`` times (once each when ``weights`` is empty: the cells of
-    a confusion matrix are pairs weighted by their counts)."""
+    a confusion matrix are pairs weighted by their counts). Chunks of groups
+    (boundaries ``chunks``) run on several threads (:func:`.threads.run_chunks`)."""
+    run_chunks(len(chunks) - 1, lambda c: _groups_chunk(chunks[c], chunks[c + 1], offsets, ca,
+                                                        cb, weights, values, out))
+
+
+@kernel
+def _groups_chunk(g0, g1, offsets, ca, cb, weights, values, out):
     n_codes = len(values)
     ra = np.zeros(n_codes, np.int64)
     rb = np.zeros(n_codes, np.int64)
     touched = np.empty(n_codes, np.int64)
     rank = np.zeros(n_codes, np.int64)
     mid = np.zeros(n_codes, np.float64)
-    for g in range(len(offsets) - 1):
+    for g in range(g0, g1):
         _group(ca, cb, weights, offsets[g], offsets[g + 1], values, ra, rb, touched, rank, mid,
                out[g])
+
+
+@kernel
+def pair_codes(offsets, match, la, lb, lo, size, ca, cb, n_both, cells):
+    """The pairs of grades of two lined-up sets of judgments, coded: for each
+    judgment t of the first set (groups ``offsets``) that the second set judges
+    too (at ``match[t]`` >= 0), in order, ``ca[k]`` <- ``la[t] - lo`` and ``cb[k]``
+    <- ``lb[match[t]] - lo`` (integral grades, none below ``lo``);
+    ``n_both[g]`` <- group g's pairs; and, unless ``cells`` is empty, the pairs
+    counted in it (``cells[ca * size + cb]``, a zeroed array of size * size
+    cells, ``size`` the codes). Returns the number of pairs."""
+    count = len(cells) > 0
+    k = 0
+    for g in range(len(offsets) - 1):
+        k0 = k
+        for t in range(offsets[g], offsets[g + 1]):
+            m = match[t]
+            if m >= 0:
+                a = np.int64(la[t] - lo)
+                b = np.int64(lb[m] - lo)
+                ca[k] = a
+                cb[k] = b
+                if count:
+                    cells[a * size + b] += 1
+                k += 1
+        n_both[g] = k - k0
+    return k

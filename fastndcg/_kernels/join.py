@@ -1,5 +1,5 @@
-"""Per-query document-id kernels: the qrels join, duplicate ids, trec_eval's tie
-order, and an index of query ids.
+"""Per-query document-id kernels: the qrels join, duplicate ids, two sets of
+judgments lined up, trec_eval's tie order, and an index of query ids.
 
 Ids are either integers (int64: never turned into text) or strings (Arrow's
 bytes and int64 offsets), passed as a pair ``(values, offsets)`` (``offsets``
@@ -31,7 +31,7 @@ from numba import types
 from numba.extending import overload, register_jitable
 
 from .rank import sort_desc
-from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash
+from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash, str_head
 from ._jit import kernel
 from .threads import run_chunks
 
@@ -40,6 +40,7 @@ _K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
 _P1, _P2, _P3, _P4, _P8, _P11, _P15, _P16, _P17, _P18 = (
     np.uint64(10 ** e) for e in (1, 2, 3, 4, 8, 11, 15, 16, 17, 18))
 _TOP = np.uint64(1 << 63)
+_S56 = np.uint64(56)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -401,6 +402,16 @@ def _hash_of(v, off, hashes, r):
     return _hash(v, off, r)
 
 
+@register_jitable
+def _table_size(longest):
+    """(size, shift, mask) of a hash table for up to ``longest`` ids: the power of 2
+    at least twice as large (>= 2), and what turns a hash's top bits into a slot."""
+    bits = 1
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    return 1 << bits, np.uint64(64 - bits), np.uint64((1 << bits) - 1)
+
+
 @kernel
 def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want_order,
                 sorted_keys, skips, out_match, out_order, first_dup):
@@ -409,17 +420,13 @@ def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want
     longest = 1
     for g in range(g0, g1):
         longest = max(longest, goff[g + 1] - goff[g])
-    bits = 1
-    while (1 << bits) < 2 * longest:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    mask = np.uint64((1 << bits) - 1)
-    rows = np.full(1 << bits, -1, np.int64)
-    hashes = np.empty(1 << bits, np.uint64)
+    size, shift, mask = _table_size(longest)
+    rows = np.full(size, -1, np.int64)
+    hashes = np.empty(size, np.uint64)
     scratch = np.empty(longest if want_order else 0, np.uint64)
     sort_here = want_order and not len(sorted_keys)
     keys = np.empty(longest if sort_here else 0, np.uint64)
-    counts = np.empty((2 << bits) + 1 if sort_here else 0, np.int64)
+    counts = np.empty(2 * size + 1 if sort_here else 0, np.int64)
     stack = np.empty(3 * (longest // 16 + 1) if sort_here else 0, np.int64)
     for g in range(g0, g1):
         lo = goff[g]
@@ -463,6 +470,141 @@ def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want
                     scratch, out_order)
         elif want_order:
             _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
+
+
+def line_up(goff, ids, judged_q, joff, jids, extra, chunks, out_match, first_dup,
+            jfirst_dup):
+    """Two sets of judgments lined up on (group, id), each checked for an id it
+    lists twice in a group, in one pass.
+
+    Groups 0..n-1 (``n = len(goff) - 1``) are the first set's (rows
+    goff[g]:goff[g+1]), each beside the second set's group ``judged_q[g]``
+    (rows joff[jq]:joff[jq+1]; none for -1); groups n.. are the second set's
+    groups ``extra`` that no group of the first set meets (alone, to check them).
+    ``out_match[row]`` <- the position in ``jids`` of the first set's row's id in
+    its group beside, or -1. ``first_dup[g]`` <- a row of the first set's group g
+    whose id an earlier row of the group has, or -1; ``jfirst_dup[jq]`` <- the
+    same for the second set's group jq (the earliest such row: what a check of
+    each set alone finds), or -1.
+
+    One hash set per group, of the first set's ids then the second's: each id is
+    hashed once and put in or found once, O(rows of both). Slots hold the group
+    they belong to (a table per chunk, reused: a slot of another group is
+    empty), the hash and the row (the second set's as -1 - row). Chunks of groups
+    run on several threads (:func:`.threads.run_chunks`)."""
+    run_chunks(len(chunks) - 1, lambda c: _line_up_chunk(
+        chunks[c], chunks[c + 1], goff, ids, judged_q, joff, jids, extra, out_match, first_dup,
+        jfirst_dup))
+
+
+@register_jitable
+def _pair(goff, judged_q, extra, g):
+    """(lo, hi, jq) of group g of :func:`line_up`."""
+    n = len(goff) - 1
+    if g < n:
+        return goff[g], goff[g + 1], judged_q[g]
+    return np.int64(0), np.int64(0), extra[g - n]
+
+
+@register_jitable
+def _put_first(v, off, lo, hi, g, group, rows, hashes, shift, mask, out_match):
+    """The first set's rows lo..hi-1 into the table of group g; the first row whose
+    id is there already, or -1."""
+    dup = -1
+    for r in range(lo, hi):
+        out_match[r] = -1
+        x = _hash(v, off, r)
+        h = x >> shift
+        while True:
+            if group[h] != g:
+                group[h] = g
+                rows[h] = r
+                hashes[h] = x
+                break
+            if hashes[h] == x and _same(v, off, rows[h], v, off, r):
+                if dup < 0:
+                    dup = r
+                break
+            h = (h + _ONE) & mask
+    return dup
+
+
+@register_jitable
+def _put_second(v, off, jv, joff, t0, t1, g, group, rows, hashes, shift, mask, out_match):
+    """The second set's rows t0..t1-1 matched to the first set's rows in the table of
+    group g (``out_match``), or put in it; the first row whose id an earlier row of
+    the second set has, or -1."""
+    dup = -1
+    for t in range(t0, t1):
+        x = _hash(jv, joff, t)
+        h = x >> shift
+        while True:
+            if group[h] != g:
+                group[h] = g
+                rows[h] = -1 - t
+                hashes[h] = x
+                break
+            s = rows[h]
+            if hashes[h] == x:
+                if s >= 0 and _same(v, off, s, jv, joff, t):
+                    if out_match[s] >= 0:
+                        if dup < 0:
+                            dup = t
+                    else:
+                        out_match[s] = t
+                    break
+                if s < 0 and _same(jv, joff, -1 - s, jv, joff, t):
+                    if dup < 0:
+                        dup = t
+                    break
+            h = (h + _ONE) & mask
+    return dup
+
+
+@kernel
+def _line_up_chunk(g0, g1, goff, ids, judged_q, joff, jids, extra, out_match, first_dup,
+                   jfirst_dup):
+    v, off = ids
+    jv, joff_ = jids
+    longest = 1
+    for g in range(g0, g1):
+        lo, hi, jq = _pair(goff, judged_q, extra, g)
+        n = hi - lo
+        if jq >= 0:
+            n += joff[jq + 1] - joff[jq]
+        longest = max(longest, n)
+    size, shift, mask = _table_size(longest)
+    group = np.full(size, -1, np.int64)
+    rows = np.empty(size, np.int64)
+    hashes = np.empty(size, np.uint64)
+    n_first = len(goff) - 1
+    for g in range(g0, g1):
+        lo, hi, jq = _pair(goff, judged_q, extra, g)
+        dup = _put_first(v, off, lo, hi, g, group, rows, hashes, shift, mask, out_match)
+        if g < n_first:
+            first_dup[g] = dup
+        if jq >= 0:
+            jfirst_dup[jq] = _put_second(v, off, jv, joff_, joff[jq], joff[jq + 1], g, group,
+                                         rows, hashes, shift, mask, out_match)
+
+
+SHORT = 7  # bytes: a text id up to this long packs into one int64 (:func:`pack_short`)
+
+
+@kernel
+def pack_short(data, off, out):
+    """out[i] <- text id i (Arrow's ``data`` and int64 ``off``) as one int64: its
+    bytes, little-endian, and its length in the top byte, so that two ids are
+    equal exactly when their integers are (matched as integers they cost a
+    tenth of matching the text). False as soon as an id is longer than
+    :data:`SHORT` bytes (``out`` then only partly written)."""
+    for i in range(len(out)):
+        a = off[i]
+        n = off[i + 1] - a
+        if n > SHORT:
+            return False
+        out[i] = np.int64(str_head(data, a, n) | (np.uint64(n) << _S56))
+    return True
 
 
 @kernel(inner=True)

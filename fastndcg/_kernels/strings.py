@@ -66,6 +66,12 @@ def _head(data, a, n):
 
 
 @register_jitable
+def str_head(data, a, n):
+    """The first min(n, 8) bytes of the n bytes from byte a, little-endian, zero above."""
+    return _head(data, a, n)
+
+
+@register_jitable
 def str_cmp(d1, o1, i, d2, o2, j, skip):
     """-1, 0, 1 as string i of (d1, o1) sorts before, equal to, after string j of
     (d2, o2), comparing from byte ``skip`` on (the bytes before it are equal)."""
