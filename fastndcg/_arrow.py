@@ -31,6 +31,14 @@ def _bits(buf, offset: int, n: int) -> np.ndarray:
     return np.unpackbits(raw, bitorder="little")[offset % 8:offset % 8 + n].view(np.bool_)
 
 
+def one_array(col) -> pa.Array:
+    """An array, or a chunked array as one array: its only chunk as it is
+    (``combine_chunks`` copies even one chunk)."""
+    if not isinstance(col, pa.ChunkedArray):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
 def as_numpy(arr, zero_copy_only: bool = False) -> np.ndarray:
     """An Arrow array (or chunked array) as NumPy, as ``arr.to_numpy(zero_copy_only=False)``
     gives it, without importing pandas (which pyarrow does inside ``to_numpy``).
@@ -45,8 +53,7 @@ def as_numpy(arr, zero_copy_only: bool = False) -> np.ndarray:
     ``zero_copy_only=True``: as ``Array.to_numpy()``'s default, anything but the
     read-only view (nulls, booleans, dictionaries, other types) is an
     ``ArrowInvalid``."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()  # one chunk: that chunk, no copy
+    arr = one_array(arr)
     t, n = arr.type, len(arr)
     dtype = _NUMPY.get(t)
     if zero_copy_only and (dtype is None or arr.null_count):
@@ -118,8 +125,7 @@ def scalar(value, type: pa.DataType) -> pa.Scalar:
 def plain_ids(col, name: str = "ids") -> pa.Array:
     """Query or document ids as int64 (uint64 kept: ids above 2**63 - 1 fit only
     there) or large_string (one type per kind). ``name`` is for messages."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    col = one_array(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if pa.types.is_integer(col.type):
@@ -152,8 +158,7 @@ def string_buffers(col, name: str = "ids") -> tuple[np.ndarray, np.ndarray]:
 
 
 def numbers(col, convert=None) -> np.ndarray:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    col = one_array(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     return C.numeric(as_numpy(col), "values", convert)

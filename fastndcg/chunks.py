@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from ._arrow import as_numpy, from_numpy, plain_ids, run_starts
 
-__all__ = ["Chunk", "query_chunks", "regroup", "run_ids", "check_nulls"]
+__all__ = ["Chunk", "query_chunks", "regroup", "group", "run_ids", "check_nulls"]
 
 
 @dataclass
@@ -166,3 +166,21 @@ def regroup(table: pa.Table, query: str) -> Chunk:
     if len(codes) > 1 and not (codes[1:] >= codes[:-1]).all():  # not grouped yet
         table = table.take(from_numpy(np.argsort(codes, kind="stable")))
     return Chunk(encoded.dictionary, offsets, table)
+
+
+def group(table: pa.Table, query: str) -> Chunk:
+    """All rows of some queries -> one chunk, as :func:`regroup`; a table whose
+    queries are grouped already (the usual file) is taken as it is, found by
+    comparing neighbouring ids (no hash of every id).
+
+    >>> group(pa.table({"q": ["b", "b", "a"]}), "q").offsets.tolist()
+    [0, 2, 3]
+    """
+    ids = plain_ids(table.column(query))
+    if not len(ids):
+        return Chunk(ids, np.zeros(1, np.int64), table)
+    starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
+    first = ids.take(from_numpy(starts))
+    if pc.count_distinct(first).as_py() == len(first):
+        return Chunk(first, np.append(starts, len(ids)).astype(np.int64), table)
+    return regroup(table, query)

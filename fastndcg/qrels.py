@@ -29,12 +29,13 @@ from . import _core as C
 from . import _kernels as K
 from . import _validate as V
 from . import io
-from ._arrow import as_numpy, as_strings, from_numpy, numbers, plain_ids, run_starts, string_buffers
-from .chunks import Chunk, check_nulls, regroup
+from ._arrow import (as_numpy, as_strings, from_numpy, numbers, one_array, plain_ids,
+                     string_buffers)
+from .chunks import Chunk, check_nulls, group
 from .presets import read_grades
 
 __all__ = ["Qrels", "DocIds", "load_qrels", "join", "line_up", "duplicate_error", "trec_order",
-           "gather_ideal", "judged_docs_only"]
+           "gather_ideal", "judged_docs_only", "listed_twice"]
 
 
 class NamedBatch(C.Batch):
@@ -187,7 +188,17 @@ def _sorted_keys(chunk: Chunk, docs, bounds: np.ndarray) -> tuple:
 
 def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
                order: bool = False, hashes=_NO_HASHES, jhashes=_NO_HASHES) -> tuple:
-    """Run :func:`join_docs` over a chunk: (match, order or None, duplicate or None),
+    """:func:`_join_queries`, its third item the first query that lists a document
+    twice (:func:`_duplicates`) or None."""
+    match, out_order, first_dup = _join_queries(chunk, docs, judged_q, jdocs, joff, order,
+                                                hashes, jhashes)
+    return match, out_order, _duplicates(first_dup)
+
+
+def _join_queries(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
+                  order: bool = False, hashes=_NO_HASHES, jhashes=_NO_HASHES) -> tuple:
+    """Run :func:`join_docs` over a chunk: (match, order or None, ``first_dup``: per
+    query a row whose document an earlier row of the query has too, or -1),
     ``match`` valid until the next chunk's join in this thread. ``hashes`` and
     ``jhashes``: the hashes of ``docs`` and ``jdocs`` (:meth:`DocIds.hashes`), or
     empty."""
@@ -203,7 +214,7 @@ def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
     with C.KERNEL_LOCK:
         K.join_docs(chunk.offsets, docs, hashes, judged_q, joff, jdocs, jhashes, bounds, order,
                     keys, skips, match, out_order, first_dup)
-    return match, (out_order if order else None), _duplicates(first_dup)
+    return match, (out_order if order else None), first_dup
 
 
 def _doc_column(chunk: Chunk, doc: str) -> pa.Array:
@@ -321,17 +332,6 @@ class Qrels:
         return self.match(chunk, doc)[0] >= 0
 
 
-def _group(table: pa.Table, query: str) -> Chunk:
-    """The judgments as one chunk of whole queries; already grouped files (the usual
-    case) are not regrouped."""
-    ids = plain_ids(table.column(query))
-    starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
-    first = ids.take(from_numpy(starts))
-    if pc.count_distinct(first).as_py() == len(first):
-        return Chunk(first, np.append(starts, len(ids)).astype(np.int64), table)
-    return regroup(table, query)
-
-
 def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
                negative_labels: str, preset: str | None = None, name: str = "qrels",
                unique: bool = True) -> Qrels:
@@ -372,7 +372,7 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
             raise ValueError(f"the {src.describe} hold no judgments (0 rows); give one judgment a "
                              f"line (qid iter docno rel), or a table with columns {query!r}, "
                              f"{doc!r}, {label!r}")
-        chunk = _group(table, query)
+        chunk = group(table, query)
         docs = _doc_column(chunk, doc)
     except ValueError as err:
         text = str(err)
@@ -476,15 +476,19 @@ def judged_docs_only(run: pa.Table, judgments: pa.Table) -> pa.Table:
     in the run's order: trec_eval's ``-J`` (pytrec_eval's judged_docs_only_flag).
     Both tables have columns ``query_id`` and ``doc_id`` (``judgments`` also
     ``label``); ids are matched as text, so integer and string ids may meet."""
-    judged = judgments.filter(pc.greater_equal(judgments.column("label"), 0))
+    judged = judgments.filter(from_numpy(as_numpy(judgments.column("label")) >= 0))
 
-    def keys(table: pa.Table, **extra) -> pa.Table:
-        return pa.table({"q": pc.cast(table.column("query_id"), pa.large_string()),
-                         "d": pc.cast(table.column("doc_id"), pa.large_string()), **extra})
+    def codes(column: str) -> tuple:
+        """The ids of ``column`` in both tables as codes of one dictionary (text)."""
+        a, b = (one_array(pc.cast(t.column(column), pa.large_string())) for t in (run, judged))
+        encoded = pa.concat_arrays([a, b]).dictionary_encode()
+        codes_ = as_numpy(encoded.indices).astype(np.int64)
+        return codes_[:len(a)], codes_[len(a):], len(encoded.dictionary)
 
-    rows = keys(run, i=pa.array(np.arange(run.num_rows))).join(
-        keys(judged), ["q", "d"], join_type="left semi").column("i")
-    return run.take(pa.array(np.sort(np.asarray(rows, np.int64))))
+    rq, jq, _ = codes("query_id")
+    rd, jd, n_docs = codes("doc_id")
+    pairs = pc.is_in(from_numpy(rq * n_docs + rd), value_set=from_numpy(jq * n_docs + jd))
+    return run.filter(pairs)
 
 
 def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
@@ -494,6 +498,23 @@ def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
     _, order, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()), order=True)
     _check_unique(chunk, docs, dup, "log")
     return order
+
+
+def listed_twice(table: pa.Table, query: str, doc: str) -> pa.Array:
+    """The ids of the queries of ``table`` that list a document more than once, in
+    the order of their first row (one compiled pass: a hash set of each query's
+    document ids, as every join finds them).
+
+    >>> t = pa.table({"q": ["a", "a", "b", "b"], "d": ["x", "x", "x", "y"]})
+    >>> listed_twice(t, "q", "d").to_pylist()
+    ['a']
+    """
+    if table.num_rows < 2:
+        return plain_ids(table.column(query)).slice(0, 0)
+    chunk = group(table, query)
+    docs = _doc_column(chunk, doc)
+    _, _, first_dup = _join_queries(chunk, kernel_ids(docs, docs.type != pa.int64()))
+    return chunk.ids.take(from_numpy(np.flatnonzero(first_dup >= 0)))
 
 
 def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True, grades: bool = False,

@@ -359,6 +359,7 @@ def run(args: Args, out=None) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from ._arrow import as_numpy, scalar
     from .evaluate import evaluate
     from .measures import parse
     from .qrels import judged_docs_only
@@ -395,9 +396,10 @@ def run(args: Args, out=None) -> None:
         if not (stop[2] and args.query and stop[0]):
             raise stop[1]
         evaluated = qids[:stop[0]]
-        before = pa.array(evaluated, pa.large_string())
-        run_t = run_t.filter(pc.is_in(run_t.column("query_id"), value_set=before))
-        qrels_t = qrels_t.filter(pc.is_in(qrels_t.column("query_id"), value_set=before))
+        # the ids before it (Arrow compares text by its UTF-8 bytes: Python's order)
+        stopped = scalar(qids[stop[0]], pa.large_string())
+        run_t = run_t.filter(pc.less(run_t.column("query_id"), stopped))
+        qrels_t = qrels_t.filter(pc.less(qrels_t.column("query_id"), stopped))
     if args.judged_only:  # -J: only the documents judged with a grade >= 0 (after -M)
         run_t = judged_docs_only(run_t, qrels_t)
     if names and run_t.num_rows == 0:  # every ranking empty (-M 0, -J)
@@ -419,7 +421,7 @@ def run(args: Args, out=None) -> None:
             order = np.array([position[q] for q in evaluated], np.int64)
             for name in group:
                 column = parse(name, args.rel).columns[0]
-                columns[name] = np.asarray(table.column(column).to_numpy())[order]
+                columns[name] = np.asarray(as_numpy(table.column(column)))[order]
         if args.judged_only or args.max_docs == 0:  # rankings left empty
             left = set(pc.unique(run_t.column("query_id")).to_pylist())
             _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t)
@@ -439,7 +441,7 @@ def run(args: Args, out=None) -> None:
     if args.summary:
         quirk = None
         if args.complete:  # trec_eval -c: num_rel's all line counts labels > 0, ignoring -l
-            quirk = int(pc.sum(pc.greater(qrels_t.column("label"), 0)).as_py() or 0)
+            quirk = int(np.count_nonzero(as_numpy(qrels_t.column("label")) > 0))
         text += _all_lines(printed, names, columns, len(evaluated), tag, quirk)
     _write(out, text)
     for warning in warnings:
@@ -448,12 +450,13 @@ def run(args: Args, out=None) -> None:
 
 def _relevant_counts(qrels_t, rel: int) -> dict:
     """query -> its judgments with a grade >= rel (R)."""
-    import pyarrow.compute as pc
+    from ._arrow import as_numpy, from_numpy
 
-    relevant = qrels_t.filter(pc.greater_equal(qrels_t.column("label"), rel))
-    counts = relevant.group_by("query_id").aggregate([("label", "count")])
-    return dict(zip(counts.column("query_id").to_pylist(),
-                    counts.column("label_count").to_pylist()))
+    relevant = qrels_t.filter(from_numpy(as_numpy(qrels_t.column("label")) >= rel))
+    if relevant.num_rows == 0:
+        return {}
+    chunk, ids = _by_query(relevant)
+    return dict(zip(ids, np.diff(chunk.offsets).tolist()))
 
 
 def _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t) -> None:
@@ -525,20 +528,29 @@ def _relstrings(run_t, qrels_t, evaluated, length: int, cleared: bool) -> list[s
     but a ``relstring_N`` line keeps its stand-in ranking's one unjudged document
     ('-')."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    top = _top(run_t, length)
-    joined = top.join(qrels_t.select(["query_id", "doc_id", "label"]),
-                      ["query_id", "doc_id"], join_type="left outer")
-    joined = joined.sort_by([("query_id", "ascending"), ("score", "descending"),
-                             ("doc_id", "descending")])
-    labels = joined.column("label").combine_chunks()
-    valid = np.asarray(labels.is_valid().to_numpy(zero_copy_only=False))
-    grade = np.asarray(labels.fill_null(0).to_numpy(zero_copy_only=False))
+    from ._arrow import as_numpy, scalar
+
+    top = _top(run_t, length)  # (in trec_eval's order)
+    if top.num_rows == 0:
+        return ["" if cleared else "-" for _ in evaluated]
+
+    def pairs(table):  # "query doc": no id holds a blank (blanks split a line's fields)
+        return pc.binary_join_element_wise(table.column("query_id"), table.column("doc_id"),
+                                           scalar(" ", pa.large_string()))
+
+    at = pc.index_in(pairs(top), value_set=pairs(qrels_t).combine_chunks())
+    valid = as_numpy(at.is_valid())
+    labels = as_numpy(qrels_t.column("label"))
+    grade = (labels[as_numpy(at.fill_null(scalar(0, at.type)))] if len(labels)
+             else np.zeros(len(valid), np.int64))
     chars = np.where(~valid, "-", np.where(grade < 0, ".", np.where(
         grade > 9, ">", np.clip(grade, 0, 9).astype(np.int64).astype(str))))
-    by_query: dict = {}
-    for q, c in zip(joined.column("query_id").cast(pa.string()).to_pylist(), chars.tolist()):
-        by_query[q] = by_query.get(q, "") + c
+    chunk, ids = _by_query(top)
+    text = chars.tolist()
+    by_query = {q: "".join(text[a:b]) for q, a, b in zip(
+        ids, chunk.offsets[:-1].tolist(), chunk.offsets[1:].tolist())}
     return [by_query.get(q, "" if cleared else "-") for q in evaluated]
 
 
@@ -547,38 +559,29 @@ def _top(table, max_docs: int):
     then document id descending), as trec_eval's -M reads them: the rows at or
     above each query's max_docs-th score are found first (a partition per query,
     not a sort of the whole run), and only those are sorted."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    from ._arrow import as_numpy, from_numpy
+    from .chunks import group
 
-    n = table.num_rows
-    if n == 0 or max_docs == 0:
+    if table.num_rows == 0 or max_docs == 0:
         return table.slice(0, 0)
-    codes = np.asarray(pc.dictionary_encode(table.column("query_id").combine_chunks())
-                       .indices.to_numpy(zero_copy_only=False))
-    scores = np.asarray(table.column("score").to_numpy())
-    order = np.arange(n)
-    if np.count_nonzero(codes[1:] != codes[:-1]) + 1 != codes.max() + 1:  # not grouped
-        order = np.argsort(codes, kind="stable")
-    grouped = codes[order]
-    starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
-    ends = np.append(starts[1:], n)
-    keep = np.zeros(n, bool)
-    for a, e in zip(starts.tolist(), ends.tolist()):
-        if e - a <= max_docs:
-            keep[a:e] = True
-        else:  # the max_docs-th largest score, ties with it kept: sorted exactly below
-            part = scores[order[a:e]]
+    chunk = group(table, "query_id")
+    grouped = chunk.table
+    starts, ends = chunk.offsets[:-1], chunk.offsets[1:]
+    longer = np.flatnonzero(ends - starts > max_docs)
+    if len(longer):
+        scores = as_numpy(grouped.column("score"))
+        keep = np.ones(grouped.num_rows, bool)
+        for a, e in zip(starts[longer].tolist(), ends[longer].tolist()):
+            # the max_docs-th largest score, ties with it kept: sorted exactly below
+            part = scores[a:e]
             kth = -np.partition(-part, max_docs - 1)[max_docs - 1]
             keep[a:e] = part >= kth
-    candidates = table.take(pa.array(np.sort(order[keep])))
-    ranked = candidates.sort_by([("query_id", "ascending"), ("score", "descending"),
-                                 ("doc_id", "descending")])
-    q = np.asarray(pc.dictionary_encode(ranked.column("query_id").combine_chunks())
-                   .indices.to_numpy(zero_copy_only=False))
-    m = len(q)
-    first = np.flatnonzero(np.concatenate(([True], q[1:] != q[:-1])))
-    rank = np.arange(m) - np.repeat(first, np.diff(np.append(first, m)))
-    return ranked.filter(pa.array(rank < max_docs))
+        grouped = grouped.filter(from_numpy(keep))
+    ranked = grouped.sort_by([("query_id", "ascending"), ("score", "descending"),
+                              ("doc_id", "descending")])
+    first = group(ranked, "query_id").offsets
+    rank = np.arange(ranked.num_rows) - np.repeat(first[:-1], np.diff(first))
+    return ranked.filter(from_numpy(rank < max_docs))
 
 
 def _write(out, text: bytes) -> None:
@@ -951,14 +954,16 @@ def _stop(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t):
 
     import pyarrow.compute as pc
 
+    from .qrels import listed_twice
+
     lacking = [q for q in qids if q not in in_run] if not args.complete else []
     first_lacking = lacking[0] if lacking else None
     needs = any(line.how not in ("runid", "num_q") for line in printed)
     top, qdup, rdup = {}, set(), set()
     if needs:
-        g = qrels_t.group_by("query_id").aggregate([("label", "max")])
-        top = dict(zip(g.column("query_id").to_pylist(), g.column("label_max").to_pylist()))
-        qdup, rdup = _listed_twice(qrels_t), _listed_twice(run_t)
+        top = _highest_grades(qrels_t)
+        qdup = set(listed_twice(qrels_t, "query_id", "doc_id").to_pylist())
+        rdup = set(listed_twice(run_t, "query_id", "doc_id").to_pylist())
 
     def twice(table, q) -> str:
         docs = table.filter(pc.equal(table.column("query_id"), q)).column("doc_id").to_pylist()
@@ -1021,25 +1026,24 @@ def _stop(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t):
     return None
 
 
-def _listed_twice(table) -> set:
-    """The query ids of ``table`` (query_id, doc_id) that list a document twice: the
-    hashes of the pairs sorted, the pairs of equal hashes compared."""
-    import collections
+def _by_query(table):
+    """``table`` as one chunk of whole queries (:class:`fastndcg.chunks.Chunk`) and
+    the ids of its queries as Python strings."""
+    from .chunks import group
 
-    from ._arrow import from_numpy, id_hash
+    chunk = group(table, "query_id")
+    return chunk, chunk.ids.to_pylist()
 
-    if table.num_rows < 2:
-        return set()
-    key = (id_hash(table.column("doc_id").combine_chunks()) * np.uint64(0x9E3779B97F4A7C15)
-           + id_hash(table.column("query_id").combine_chunks()))
-    order = np.argsort(key)
-    same = np.flatnonzero(key[order][1:] == key[order][:-1])
-    if not len(same):
-        return set()
-    rows = table.take(from_numpy(np.unique(np.concatenate([order[same], order[same + 1]]))))
-    pairs = collections.Counter(zip(rows.column("query_id").to_pylist(),
-                                    rows.column("doc_id").to_pylist()))
-    return {q for (q, _), n in pairs.items() if n > 1}
+
+def _highest_grades(qrels_t) -> dict:
+    """query -> its highest grade in the qrels."""
+    from ._arrow import as_numpy
+
+    if qrels_t.num_rows == 0:
+        return {}
+    chunk, ids = _by_query(qrels_t)
+    labels = as_numpy(chunk.table.column("label"))
+    return dict(zip(ids, np.maximum.reduceat(labels, chunk.offsets[:-1]).tolist()))
 
 
 def _stand_in(run_t, qrels_t) -> tuple:

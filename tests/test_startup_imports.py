@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # never imported by scoring a run (scipy: but for what Numba loads, see _scipy_of_numba)
 UNWANTED = {"pandas", "scipy", "matplotlib", "dask", "distributed", "pyspark", "sklearn",
-            "polars", "pyarrow.dataset"}
+            "polars", "pyarrow.dataset", "pyarrow.acero"}
 
 RUN = [("301", "d1", 2.5), ("301", "d2", 1.5), ("301", "d3", 1.5), ("302", "d1", 0.3),
        ("302", "d4", 0.9), ("303", "d9", 0.1)]
@@ -82,6 +82,9 @@ def test_scoring_a_trec_run_imports_no_pandas(tmp_path):
          "--per-query", str(tmp_path / "per_query.parquet")],
         ["evaluate", str(run_tab), str(run_spaces), "--runid", "file", "--qrels", str(qrels),
          "-m", "P.5", "-m", "recip_rank", "--format", "json"],
+        ["trec_eval", "-q", "-m", "all_trec", str(qrels), str(scattered)],
+        ["trec_eval", "-q", "-c", "-J", "-M", "2", "-m", "all_trec", "-m", "utility.1,-1,0,0",
+         str(qrels), str(run_tab)],
     ]
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(commands)],

@@ -20,13 +20,28 @@ import sys
 import warnings
 from typing import Sequence
 
-from . import demo, handlers, trec_eval
-from .parser import PROG, UsageError, as_flags, build_parser, refuse_empty
+from . import trec_eval
 
 __all__ = ["main", "build_parser"]
 
-# subcommand -> its handler: parsed arguments in, exit status out
-HANDLERS = {"evaluate": handlers.run_evaluate, "compare": handlers.run_compare,
+
+def build_parser():
+    """The ``fastndcg`` argument parser (:func:`fastndcg.cli.parser.build_parser`,
+    imported when asked for: ``fastndcg trec_eval`` has a parser of its own).
+
+    >>> build_parser().prog
+    'fastndcg'
+    """
+    from .parser import build_parser as build
+
+    return build()
+
+
+def _handlers() -> dict:
+    """subcommand -> its handler: parsed arguments in, exit status out."""
+    from . import demo, handlers
+
+    return {"evaluate": handlers.run_evaluate, "compare": handlers.run_compare,
             "agreement": handlers.run_agreement,
             "demo": demo.run, "synth": handlers.run_synth, "warmup": handlers.run_warmup}
 
@@ -38,6 +53,7 @@ def _one_line(show):
     to ``show``."""
     from .._cache import PackageCacheWarning
     from ..presets import GradeWarning
+    from .parser import PROG
 
     def one_line(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, (GradeWarning, PackageCacheWarning)):
@@ -65,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line(warnings.showwarning)
             return trec_eval.run(argv[1:])
+    from .parser import PROG, UsageError, as_flags, refuse_empty
+
     parser, command = build_parser(), None
     try:
         args = parser.parse_args(argv)
@@ -72,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         refuse_empty(args, parser)
         with warnings.catch_warnings():
             warnings.showwarning = _one_line(warnings.showwarning)
-            return HANDLERS[args.command](args)
+            return _handlers()[args.command](args)
     except UsageError as err:
         print(f"{PROG}: error: {as_flags(str(err), parser, command)}", file=sys.stderr)
         return 2
