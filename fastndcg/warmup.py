@@ -207,11 +207,16 @@ def _agreement() -> Callable[[], None]:
 
     def run():
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         _, qrels, _ = _tables(True)
         labels = np.asarray(qrels.column("label"))
         other = qrels.set_column(2, "label", pa.array(np.roll(labels, 1)))  # a second judge
-        agreement(qrels, other)  # the kernel's one variant: int64 codes, float64 grades
+        agreement(qrels, other)  # integer ids (and short text ids, packed into integers)
+        # text ids too long to pack are lined up as text
+        long = pc.binary_join_element_wise("document-", qrels.column(1).cast(pa.string()), "")
+        agreement(qrels.set_column(1, qrels.column_names[1], long),
+                  other.set_column(1, other.column_names[1], long))
     return run
 
 

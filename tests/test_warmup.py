@@ -102,18 +102,28 @@ def test_warmup_function_reports():
 
 
 def test_warmup_reaches_the_agreement_kernel():
+    """After warmup, agreement compiles nothing, whatever its inputs take: integer or
+    text ids (short ones packed into integers, long ones hashed), whole or
+    fractional grades."""
     import pyarrow as pa
 
-    from fastndcg._kernels.agreement import agreement_groups
+    from fastndcg._kernels import agreement as A
+    from fastndcg._kernels import join as J
 
+    dispatchers = [getattr(mod, name) for mod in (A, J) for name in dir(mod)
+                   if hasattr(getattr(mod, name), "signatures")]
+    assert any(d is A.pair_codes for d in dispatchers)
     fastndcg.warmup()
-    warmed = list(agreement_groups.signatures)
-    assert warmed
-    human = pa.table({"query_id": ["q1"] * 3 + ["q2"] * 2, "doc_id": ["d1", "d2", "d3", "d1", "d2"],
-                      "label": [2, 1, 0, 1, 0]})
-    llm = human.set_column(2, "label", pa.array([1.5, 1.0, 0.0, 0.5, 0.0]))
-    fastndcg.agreement(human, llm)
-    assert list(agreement_groups.signatures) == warmed  # nothing left to compile
+    warmed = {d: list(d.signatures) for d in dispatchers}
+    for qid, did in ((["q1"] * 3 + ["q2"] * 2, ["d1", "d2", "d3", "d1", "d2"]),
+                     ([1, 1, 1, 2, 2], [11, 12, 13, 11, 12]),
+                     (["q1"] * 3 + ["q2"] * 2, [f"clueweb12-{i:08d}" for i in (1, 2, 3, 1, 2)])):
+        human = pa.table({"query_id": qid, "doc_id": did, "label": [2, 1, 0, 1, 0]})
+        for labels in ([1.5, 1.0, 0.0, 0.5, 0.0], [1, 1, 0, 2, 0]):
+            fastndcg.agreement(human, human.set_column(2, "label", pa.array(labels)))
+    left = {d.__name__: d.signatures[len(warmed[d]):] for d in dispatchers
+            if list(d.signatures) != warmed[d]}
+    assert not left, left  # nothing left to compile
 
 
 def test_warmup_bad_arguments():
