@@ -305,9 +305,31 @@ def _pack_keys(v, off, lo, hi, skip, out):
 @register_jitable
 def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
     """out_order[lo:hi] <- the rows in descending id order, from their packed keys
-    sorted ascending in ``part``; rows whose keys agree above the position bits
-    (rare) are first put in exact order by comparing the ids."""
-    n = hi - lo
+    sorted ascending in ``part``. Rows whose keys agree above the position bits
+    (rare: a pass that writes the order notes whether there are any) are then put
+    in exact order by comparing the ids, and the order written again."""
+    if _unpack_desc(lo, hi, part, low, out_order):
+        _exact_ties(v, off, lo, hi - lo, part, low, skip, scratch)
+        _unpack_desc(lo, hi, part, low, out_order)
+
+
+@register_jitable
+def _unpack_desc(lo, hi, part, low, out_order):
+    """out_order[lo:hi] <- the rows of the packed keys part[:hi - lo], last first;
+    whether two neighbouring keys agree above the position bits."""
+    high = ~low
+    ties = False
+    for i in range(hi - lo):
+        out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
+        if i > 0:
+            ties |= ((part[i] ^ part[i - 1]) & high) == 0
+    return ties
+
+
+@register_jitable
+def _exact_ties(v, off, lo, n, part, low, skip, scratch):
+    """The runs of part[:n] whose keys agree above the position bits put in exact
+    order (:func:`_exact_sort`)."""
     high = ~low
     s = np.int64(0)
     for i in range(1, n + 1):
@@ -315,8 +337,6 @@ def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
             if i - s > 1:
                 _exact_sort(v, off, lo, part, s, i, low, skip, scratch)
             s = i
-    for i in range(n):
-        out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
 
 
 @kernel(inner=True)
