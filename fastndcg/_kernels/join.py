@@ -305,9 +305,31 @@ def _pack_keys(v, off, lo, hi, skip, out):
 @register_jitable
 def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
     """out_order[lo:hi] <- the rows in descending id order, from their packed keys
-    sorted ascending in ``part``; rows whose keys agree above the position bits
-    (rare) are first put in exact order by comparing the ids."""
-    n = hi - lo
+    sorted ascending in ``part``. Rows whose keys agree above the position bits
+    (rare: a pass that writes the order notes whether there are any) are then put
+    in exact order by comparing the ids, and the order written again."""
+    if _unpack_desc(lo, hi, part, low, out_order):
+        _exact_ties(v, off, lo, hi - lo, part, low, skip, scratch)
+        _unpack_desc(lo, hi, part, low, out_order)
+
+
+@register_jitable
+def _unpack_desc(lo, hi, part, low, out_order):
+    """out_order[lo:hi] <- the rows of the packed keys part[:hi - lo], last first;
+    whether two neighbouring keys agree above the position bits."""
+    high = ~low
+    ties = False
+    for i in range(hi - lo):
+        out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
+        if i > 0:
+            ties |= ((part[i] ^ part[i - 1]) & high) == 0
+    return ties
+
+
+@register_jitable
+def _exact_ties(v, off, lo, n, part, low, skip, scratch):
+    """The runs of part[:n] whose keys agree above the position bits put in exact
+    order (:func:`_exact_sort`)."""
     high = ~low
     s = np.int64(0)
     for i in range(1, n + 1):
@@ -315,8 +337,6 @@ def _finish(v, off, lo, hi, part, low, skip, scratch, out_order):
             if i - s > 1:
                 _exact_sort(v, off, lo, part, s, i, low, skip, scratch)
             s = i
-    for i in range(n):
-        out_order[hi - 1 - i] = lo + np.int64(part[i] & low)
 
 
 @kernel(inner=True)
@@ -412,6 +432,49 @@ def _table_size(longest):
     return 1 << bits, np.uint64(64 - bits), np.uint64((1 << bits) - 1)
 
 
+@register_jitable
+def _put_run(v, off, id_hash, lo, hi, rows, hashes, shift, mask, out_match):
+    """A group's rows lo..hi-1 into the hash set (slots holding a row below ``lo`` are
+    empty), each row's ``out_match`` reset to -1; the first row whose id is there
+    already, or -1. (A loop of its own: inside the join's larger loop LLVM
+    optimises it about twice as badly.)"""
+    dup = -1
+    for r in range(lo, hi):
+        out_match[r] = -1
+        x = _hash_of(v, off, id_hash, r)
+        h = x >> shift
+        while True:
+            s = rows[h]
+            if s < lo:
+                rows[h] = r
+                hashes[h] = x
+                break
+            if hashes[h] == x and _same(v, off, s, v, off, r):
+                if dup < 0:
+                    dup = r
+                break
+            h = (h + _ONE) & mask
+    return dup
+
+
+@register_jitable
+def _find_judged(v, off, jv, joff, jid_hash, t0, t1, lo, rows, hashes, shift, mask,
+                 out_match):
+    """The judgments t0..t1-1 looked up in the group's hash set (rows from ``lo``):
+    ``out_match[row]`` <- t for the row whose id judgment t judges."""
+    for t in range(t0, t1):
+        x = _hash_of(jv, joff, jid_hash, t)
+        h = x >> shift
+        while True:
+            s = rows[h]
+            if s < lo:
+                break
+            if hashes[h] == x and _same(v, off, s, jv, joff, t):
+                out_match[s] = t
+                break
+            h = (h + _ONE) & mask
+
+
 @kernel
 def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want_order,
                 sorted_keys, skips, out_match, out_order, first_dup):
@@ -431,36 +494,11 @@ def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want
     for g in range(g0, g1):
         lo = goff[g]
         hi = goff[g + 1]
-        dup = -1
-        for r in range(lo, hi):
-            out_match[r] = -1
-            x = _hash_of(v, off, id_hash, r)
-            h = x >> shift
-            while True:
-                s = rows[h]
-                if s < lo:
-                    rows[h] = r
-                    hashes[h] = x
-                    break
-                if hashes[h] == x and _same(v, off, s, v, off, r):
-                    if dup < 0:
-                        dup = r
-                    break
-                h = (h + _ONE) & mask
-        first_dup[g] = dup
+        first_dup[g] = _put_run(v, off, id_hash, lo, hi, rows, hashes, shift, mask, out_match)
         jq = judged_q[g]
         if jq >= 0 and hi > lo:
-            for t in range(joff[jq], joff[jq + 1]):
-                x = _hash_of(jv, joff_, jid_hash, t)
-                h = x >> shift
-                while True:
-                    s = rows[h]
-                    if s < lo:
-                        break
-                    if hashes[h] == x and _same(v, off, s, jv, joff_, t):
-                        out_match[s] = t
-                        break
-                    h = (h + _ONE) & mask
+            _find_judged(v, off, jv, joff_, jid_hash, joff[jq], joff[jq + 1], lo, rows, hashes,
+                         shift, mask, out_match)
         if want_order and len(sorted_keys):
             n = hi - lo
             bits = 0
