@@ -184,9 +184,10 @@ def check_human_beside(qrels, human) -> None:
     >>> check_human_beside("llm.txt", "human.txt")
     """
     if human is not None and label_sets(qrels) is not None:
-        raise ValueError("human_qrels= is compared with one source of judgments in qrels= (the "
-                         "LLM's), not with label sets; pass qrels=<the LLM's judgments>, or "
-                         "drop human_qrels= and give the human judgments as a label set")
+        raise ValueError("human_qrels=... is compared with one source of judgments in "
+                         "qrels=... (the LLM's), not with label sets; give the LLM's judgments "
+                         "alone as the qrels, or drop human_qrels=... and give the human "
+                         "judgments as a label set")
 
 
 def load_human(human, opts: Options, judged: Qrels | None) -> Qrels:

@@ -215,7 +215,7 @@ def check_human(o: dict, qrels_mode: bool, weight: str | None) -> None:
     if weight is not None:
         raise ValueError(f"human_qrels=... gives prediction-powered means of queries counted "
                          f"once each; weighted ones (weight={weight!r}) are not supported: "
-                         f"drop weight or human_qrels")
+                         f"drop the weights or human_qrels=...")
 
 
 def _col(kind: str, cutoff) -> str:

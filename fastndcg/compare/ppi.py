@@ -52,8 +52,11 @@ def with_ppi(c: Comparison, source, v: Values, st: Settings, progress: bool) -> 
     the sums :func:`with_sums` reads."""
     try:
         human_ids, human = judged_values(source, st.human_qrels, st, v.measures, progress)
-    except ValueError as err:  # say which judgments the message is about
-        raise ValueError(f"human_qrels: {err}") from err
+    except ValueError as err:  # say which judgments the message is about: evaluate's
+        # messages name them as the qrels they are there
+        text = str(err).replace("given as qrels=", "given as human_qrels=")
+        text = text.removeprefix("qrels: ").removeprefix("human_qrels: ")
+        raise ValueError(f"human_qrels: {text}") from err
     S, M, n = v.values.shape
     plan = Plan(list(st.names), st.base, list(v.measures), st.n_buckets, st.seed, 0,
                 human=True)
