@@ -298,21 +298,13 @@ def as_flags(message: str, parser, command: str | None) -> str:
     # speaks of the parameter (those names are common words elsewhere)
     renamed = {o.name: o.flags[-1] for o in O.OPTIONS.values()
                if o.dest != o.name and o.dest in dests}
-    # name=value and name=... (Python's spelling of an option: unambiguous even where
-    # the name is a common word, as ppi=0.5 or qrels=...) -> --flag value, --flag;
-    # the renamed and the underscored names are spelled below, as before
-    spelled = {o.name: o.flags[-1] for o in O.OPTIONS.values() if o.flags and o.dest in dests}
-    plain = {n: f for n, f in spelled.items() if "_" not in n and n not in renamed}
-    if plain:
-        names_kw = "|".join(sorted(plain, key=len, reverse=True))
-        message = re.sub(rf"(?<![\w'-])({names_kw})=(?:\.\.\.|(['\"]?)([\w.+-]+)\2)?",
-                         lambda m: plain[m.group(1)]
-                         + (f" {m.group(2)}{m.group(3)}{m.group(2)}" if m.group(3) else ""),
-                         message)
-    under = {n: f for n, f in spelled.items() if "_" in n}
-    if under:
-        message = re.sub(rf"(?<![\w'-])({'|'.join(sorted(under, key=len, reverse=True))})"
-                         rf"=\.\.\.", lambda m: under[m.group(1)], message)
+    # name=... (Python's spelling of an option, unambiguous even where the name is a
+    # common word, as qrels=... or human_qrels=...) -> --flag
+    spelled = {o.name: o.flags[-1] for o in O.OPTIONS.values() if o.flags and o.dest in dests
+               and o.name not in renamed}
+    if spelled:
+        message = re.sub(rf"(?<![\w'-])({'|'.join(sorted(spelled, key=len, reverse=True))})"
+                         rf"=\.\.\.", lambda m: spelled[m.group(1)], message)
     if renamed:  # "doc= / --doc-col" (a message naming both spellings): the flag alone
         message = re.sub(rf"(?<![\w'-])(?:{'|'.join(renamed)})= / (--[\w-]+)", r"\1", message)
         message = re.sub(rf"(?<![\w'-])({'|'.join(renamed)})"
