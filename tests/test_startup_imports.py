@@ -194,3 +194,25 @@ def test_scalar_gives_what_pa_scalar_gives():
                      (-0.0, pa.float32()), (3, pa.int32()), (-1, pa.int64()), (True, pa.bool_())]:
         want, got = pa.scalar(value, t), scalar(value, t)
         assert got.type == want.type and got.equals(want), (value, t, got)
+
+
+def test_cached_kernels_load_without_numba_s_registries(tmp_path):
+    """A kernel loaded from the cache needs none of Numba's implementation registries
+    (its code is linked): loading it must not import them, nor the SciPy that
+    Numba's linear algebra imports where it is installed (0.2-0.4 s a process)."""
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} {i} {s} mine\n" for i, (q, d, s) in enumerate(RUN)))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS))
+    commands = [["trec_eval", "-q", "-m", "all_trec", str(qrels), str(run)]]
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for attempt in ("fills the cache where it lacks a variant", "loads every kernel"):
+        done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(commands)],
+                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+        assert done.returncode == 0, (attempt, done.stderr)
+    modules = json.loads(done.stdout.strip().splitlines()[-1])["modules"]
+    assert "fastndcg._kernels.printing" in modules  # kernels were run
+    loaded = [m for m in modules if m in ("numba.np.arraymath", "numba.np.linalg",
+                                          "numba.typed.typeddict", "numba.np.npdatetime")
+              or m.startswith("scipy.linalg")]  # (Numba's import checks scipy's version)
+    assert not loaded, f"loading cached kernels imported {loaded}"

@@ -203,6 +203,21 @@ class _Cache(caching.FunctionCache):
         digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
         return os.path.join(self._cache_path, f"{self._impl.filename_base}.{digest}.lock")
 
+    def load_overload(self, sig, target_context):
+        """Numba's, without its refresh of the target context before looking: that
+        refresh imports and installs every implementation registry Numba has (NumPy's
+        linear algebra, which imports SciPy where it is installed, datetime, random,
+        typed containers, ...), 0.2-0.4 s a process, and a cached variant needs none of
+        it: its code is linked already. Only the runtime it calls into is set up. A
+        variant not cached is compiled by Numba's pipeline, which refreshes the context
+        itself first."""
+        from numba.core.runtime import rtsys
+
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+        return None  # the guard swallowed an error (Windows): compile
+
     def _load_overload(self, sig, target_context):
         if not self._enabled:
             return None
