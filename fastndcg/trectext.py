@@ -78,6 +78,7 @@ def read_text(data: bytes, what: str, rules: str, *, tag: bool = False,
     rules "trec_eval" the tag of the last line is :attr:`Text.tag`. ``names``:
     the columns' names (default query_id, doc_id, score or label, then tag)."""
     from ._kernels import reading as R
+    from ._kernels.threads import run_chunks
 
     if not data:
         return None
@@ -94,31 +95,59 @@ def read_text(data: bytes, what: str, rules: str, *, tag: bool = False,
         want[5], slots = 2, 3
     elif run and rules == "trec_eval":
         want[5] = R.LAST
-    n_lines = data.count(b"\n") + (data.count(b"\r") if rules == "io" else 0)
+    classes = _classes(rules)
+    cuts = _pieces(data)
+    n_pieces = len(cuts) - 1
+    lines = np.zeros(n_pieces, np.int64)
+    run_chunks(n_pieces, lambda i: lines.__setitem__(
+        i, R.count_ends(buf, cuts[i], cuts[i + 1], classes)))
+    # each piece's part of the row-indexed buffers starts after the lines of the ones
+    # before it, and one entry more (its first offset)
+    row0 = np.zeros(n_pieces, np.int64)
+    np.cumsum(lines[:-1] + 1, out=row0[1:])
+    n_rows = int(lines.sum()) + n_pieces
     size = len(data)
     chars = np.empty((slots, size), np.uint8)
-    offs = np.zeros((slots, n_lines + 1), np.int64)
-    floats = np.empty(n_lines if run else 0, np.float64)
-    ints = np.empty(0 if run else n_lines, np.int64)
-    hard_rows = np.empty(n_lines if run else 0, np.int64)
+    offs = np.zeros((slots, n_rows + 1), np.int64)
+    floats = np.empty(n_rows if run else 0, np.float64)
+    ints = np.empty(0 if run else n_rows, np.int64)
+    hard_rows = np.empty(n_rows if run else 0, np.int64)
     hard_chars = np.empty(size if run else 0, np.uint8)
-    hard_offs = np.zeros(n_lines + 1 if run else 1, np.int64)
+    hard_offs = np.zeros(n_rows + 1 if run else 1, np.int64)
     trec = rules == "trec_eval"
-    rows, status, _, n_hard, high, last_a, last_b = R.read_lines(
-        buf, _classes(rules), want, trec and not run, trec, run or not trec,
-        not run and not trec, not run, not trec, chars, offs, floats, ints, hard_rows, hard_chars, hard_offs)
-    if status != R.USUAL:
+    flags = (trec and not run, trec, run or not trec, not run and not trec, not run, not trec)
+    found = [None] * n_pieces
+
+    def piece(i: int) -> None:
+        a, r0 = cuts[i], row0[i]
+        offs[:, r0] = a
+        if run:
+            hard_offs[r0] = a
+        found[i] = R.read_lines(buf, a, cuts[i + 1], r0, r0 if run else 0, classes, want,
+                                *flags, chars, offs, floats, ints, hard_rows, hard_chars,
+                                hard_offs)
+
+    run_chunks(n_pieces, piece)
+    if any(f[1] != R.USUAL for f in found):
         return None
-    if high:
+    if any(f[4] for f in found):
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None  # said by the exact path, with the line
+    # the last line read is the last piece's that has rows
+    last_a, last_b = next(((f[5], f[6]) for f, r0 in zip(found[::-1], row0[::-1]) if f[0] > r0),
+                          (0, 0))
+    hard_texts = [_parsed(hard_chars, hard_offs[h0:f[3] + 1])
+                  for f, h0 in zip(found, row0) if run and f[3] > h0]
+    marks = np.array([(cuts[i], row0[i], f[0], row0[i] if run else 0, f[3])
+                      for i, f in enumerate(found)], np.int64)
+    rows, n_hard = R.close_gaps(chars, offs, floats if run else ints, hard_rows, marks)
     columns = [_strings(chars[s], offs[s], rows) for s in range(slots)]
     if run:
         values = floats[:rows]
         if n_hard:
-            values[hard_rows[:n_hard]] = _parsed(hard_chars, hard_offs[:n_hard + 1])
+            values[hard_rows[:n_hard]] = np.concatenate(hard_texts)
     else:
         values = ints[:rows]
     from ._arrow import from_numpy
@@ -132,6 +161,26 @@ def read_text(data: bytes, what: str, rules: str, *, tag: bool = False,
     if trec and run and rows:
         last = data[last_a:last_b].decode("utf-8")
     return Text(pa.table(arrays, names=labels[:len(arrays)]), last)
+
+
+_PIECE = 1 << 22  # bytes: a file this long or longer is read in several pieces at once
+
+
+def _pieces(data: bytes) -> list:
+    """Where a file's pieces start (and, last, its length): one a thread (Numba's
+    count) for a file of 4 MiB or more, each cut right after a ``\\n`` (a line end
+    by both sets of rules), so each piece starts a line."""
+    import numba
+
+    n = min(numba.get_num_threads(), len(data) // _PIECE)
+    cuts = [0]
+    for i in range(1, n):
+        at = data.find(b"\n", max(cuts[-1], len(data) * i // n))
+        if at < 0 or at + 1 >= len(data):
+            break
+        cuts.append(at + 1)
+    cuts.append(len(data))
+    return cuts
 
 
 def _strings(chars: np.ndarray, offs: np.ndarray, rows: int) -> pa.Array:

@@ -195,3 +195,43 @@ def test_io_reads_by_the_compiled_reader(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_bytes(b"q1 0 d1 2\r\nq1 0 d2 0\r\n\r\n")
     assert read_text(path.read_bytes(), "qrels", "io").table.equals(io.read_trec_qrels(path))
+
+
+def _cut_after(data: bytes, every: int) -> list:
+    """Pieces of ``data`` cut right after every ``every``-th newline."""
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    return [0] + [e for e in ends[every - 1::every] if e < len(data)] + [len(data)]
+
+
+@settings(max_examples=examples(4), deadline=None)
+@given(st.lists(st.one_of(RUN_LINES, RUN_LINES, st.just(""), st.just("  ")), min_size=1,
+                max_size=40),
+       st.lists(QREL_LINES, min_size=1, max_size=40), st.integers(1, 5),
+       st.sampled_from(["trec_eval", "io"]), st.none() | st.integers(0, 40))
+def test_a_file_read_in_pieces_reads_as_in_one(runs, qrels, every, rules, odd):
+    """Large files are read in several pieces at once and put together: whatever
+    the cuts (a piece of blank lines only, a piece that is unusual, hard numbers in
+    several pieces), the result is the one-piece reading's."""
+    import fastndcg.trectext as T
+
+    if odd is not None:  # an unusual line somewhere: the whole file is not read here
+        runs = runs[:odd] + ["q Q0 d 1 1.5x t"] + runs[odd:]
+    for what, lines in (("run", runs), ("qrels", qrels)):
+        data = ("\n".join(lines) + "\n").encode()
+        whole = read_text(data, what, rules, tag=True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(T, "_pieces", lambda d: _cut_after(d, every))
+            pieces = read_text(data, what, rules, tag=True)
+        assert (whole is None) == (pieces is None)
+        if whole is not None:
+            assert pieces.table.equals(whole.table) and pieces.tag == whole.tag
+            pieces.table.validate(full=True)
+
+
+def test_large_files_are_cut_into_pieces_at_line_starts():
+    import fastndcg.trectext as T
+
+    data = b"q Q0 d 1 1 t\n" * ((3 << 22) // 13)
+    cuts = T._pieces(data)
+    assert cuts[0] == 0 and cuts[-1] == len(data) and cuts == sorted(set(cuts))
+    assert all(data[c - 1] == 10 for c in cuts[1:-1])

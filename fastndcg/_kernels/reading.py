@@ -144,10 +144,19 @@ def _is_q0(data, a, b):
 
 
 @kernel
-def read_lines(data, classes, want, exact, comments, blank_ok, no_q0, whole_number,
-               plain_grades, chars, offs, floats, ints, hard_rows, hard_chars, hard_offs):
-    """Each line of ``data`` (which ends with a line end) into fields; returns
-    (rows, status, line, hard, high, last_a, last_b).
+def read_lines(data, start, stop, row0, hard0, classes, want, exact, comments, blank_ok,
+               no_q0, whole_number, plain_grades, chars, offs, floats, ints, hard_rows,
+               hard_chars, hard_offs):
+    """Each line of ``data[start:stop]`` (which ends with a line end and starts a
+    line) into fields; returns (rows, status, line, hard, high, last_a, last_b).
+
+    Several pieces of one file are read at once into the same buffers, each in its
+    own part: a piece's strings go to ``chars[slot, start:]`` (a line's fields are
+    never longer than the line), its rows from ``row0`` (``offs[slot, row0]`` is
+    ``start``, set by the caller; ``offs`` has one more entry a piece), its hard
+    numbers from ``hard0`` (``hard_offs[hard0]`` is ``start``). ``rows`` and ``hard``
+    are where the piece's rows and hard numbers end; ``line`` counts from the
+    piece's first line (1); last_a and last_b are positions in ``data``.
 
     ``classes``: each byte's class (FIELD, BLANK, END, ODD: the line is unusual,
     HIGH: a field byte, noted in ``high``). ``want[f]``: field f is copied into
@@ -160,17 +169,16 @@ def read_lines(data, classes, want, exact, comments, blank_ok, no_q0, whole_numb
     Q0. A plain decimal this fast path cannot round is HARD: its row goes to
     ``hard_rows`` and its text to ``hard_chars``/``hard_offs``. ``status`` is
     UNUSUAL at the first such line (``line``, from 1) and nothing after it counts."""
-    n = len(data)
     n_want = len(want)
-    fill = np.zeros(chars.shape[0], np.int64)
-    row = 0
-    hard = 0
+    fill = np.full(chars.shape[0], start, np.int64)
+    row = row0
+    hard = hard0
     high = False
     line = 0
     last_a = 0
     last_b = 0
-    pos = 0
-    while pos < n:
+    pos = start
+    while pos < stop:
         line += 1
         f = 0
         q0 = False
@@ -240,3 +248,42 @@ def read_lines(data, classes, want, exact, comments, blank_ok, no_q0, whole_numb
         last_a = row_a
         last_b = row_b
     return row, USUAL, line, hard, high, last_a, last_b
+
+
+@kernel
+def count_ends(data, start, stop, classes):
+    """The line ends (bytes of class END) of data[start:stop]."""
+    n = 0
+    for i in range(start, stop):
+        n += classes[data[i]] == END
+    return n
+
+
+@kernel
+def close_gaps(chars, offs, values, hard_rows, pieces):
+    """The pieces read into their own parts of the buffers (:func:`read_lines`)
+    moved together, in place, in order: ``pieces[i]`` is (start, row0, rows end,
+    hard0, hard end) of piece i. Strings, offsets and values move only towards the
+    front (each piece's part starts at or after where the pieces before it end), so
+    a forward copy is safe. Returns (rows, hard numbers); ``hard_rows`` is given the
+    rows' new numbers."""
+    n_slots = chars.shape[0]
+    row = pieces[0, 2]
+    hard = pieces[0, 4]
+    for i in range(1, pieces.shape[0]):
+        start, row0, row1, hard0, hard1 = pieces[i, 0], pieces[i, 1], pieces[i, 2], pieces[i, 3], pieces[i, 4]
+        for w in range(n_slots):
+            dst = offs[w, row]  # where the strings so far end
+            end = offs[w, row1]
+            for t in range(end - start):
+                chars[w, dst + t] = chars[w, start + t]
+            shift = dst - start
+            for r in range(row1 - row0):
+                offs[w, row + 1 + r] = offs[w, row0 + 1 + r] + shift
+        for r in range(row1 - row0):
+            values[row + r] = values[row0 + r]
+        for h in range(hard1 - hard0):
+            hard_rows[hard + h] = hard_rows[hard0 + h] - row0 + row
+        row += row1 - row0
+        hard += hard1 - hard0
+    return row, hard
