@@ -98,14 +98,16 @@ def read_text(data: bytes, what: str, rules: str, *, tag: bool = False,
     classes = _classes(rules)
     cuts = _pieces(data)
     n_pieces = len(cuts) - 1
-    lines = np.zeros(n_pieces, np.int64)
-    run_chunks(n_pieces, lambda i: lines.__setitem__(
-        i, R.count_ends(buf, cuts[i], cuts[i + 1], classes)))
-    # each piece's part of the row-indexed buffers starts after the lines of the ones
-    # before it, and one entry more (its first offset)
+    # the most rows a piece can hold: a run line has six fields or more, a qrels line
+    # four, each of a byte at least, a blank between them and a line end (the
+    # buffers are sized for that, not for a count of the lines, which would take a
+    # pass of its own: their pages beyond the rows read are never touched); a piece's
+    # part of the row-indexed buffers starts after the ones before it, one entry more
+    # (its first offset), and one more again (the row of an incomplete last line)
+    most = np.diff(np.array(cuts, np.int64)) // (12 if run else 8) + 1
     row0 = np.zeros(n_pieces, np.int64)
-    np.cumsum(lines[:-1] + 1, out=row0[1:])
-    n_rows = int(lines.sum()) + n_pieces
+    np.cumsum(most[:-1] + 1, out=row0[1:])
+    n_rows = int(most.sum()) + n_pieces
     size = len(data)
     chars = np.empty((slots, size), np.uint8)
     offs = np.zeros((slots, n_rows + 1), np.int64)

@@ -235,3 +235,24 @@ def test_large_files_are_cut_into_pieces_at_line_starts():
     cuts = T._pieces(data)
     assert cuts[0] == 0 and cuts[-1] == len(data) and cuts == sorted(set(cuts))
     assert all(data[c - 1] == 10 for c in cuts[1:-1])
+
+
+@pytest.mark.parametrize("rules", ["trec_eval", "io"])
+def test_files_of_the_shortest_lines_fill_their_buffers(rules, monkeypatch):
+    """The buffers are sized for the most rows a piece's bytes can hold (a run line
+    of six one-byte fields, a qrels line of four): files of such lines only, whole
+    and in pieces, and one with an incomplete last line."""
+    import fastndcg.trectext as T
+
+    run = b"1 0 2 3 4 5\n" * 50
+    qrels = b"1 0 2 3\n" * 50
+    assert len(run) // 50 == 12 and len(qrels) // 50 == 8
+    for cut in (None, 1, 7):
+        if cut:
+            monkeypatch.setattr(T, "_pieces", lambda d, c=cut: _cut_after(d, c))
+        got = read_text(run, "run", rules)
+        assert got.table.num_rows == 50 and got.table.column("score").to_pylist() == [4.0] * 50
+        got = read_text(qrels, "qrels", rules)
+        assert got.table.num_rows == 50 and got.table.column("label").to_pylist() == [3] * 50
+        assert read_text(run + b"1 0 2 3 4", "run", rules) is None  # five fields
+        assert read_text(qrels + b"1 0 2", "qrels", rules) is None

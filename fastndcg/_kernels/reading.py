@@ -251,15 +251,6 @@ def read_lines(data, start, stop, row0, hard0, classes, want, exact, comments, b
 
 
 @kernel
-def count_ends(data, start, stop, classes):
-    """The line ends (bytes of class END) of data[start:stop]."""
-    n = 0
-    for i in range(start, stop):
-        n += classes[data[i]] == END
-    return n
-
-
-@kernel
 def close_gaps(chars, offs, values, hard_rows, pieces):
     """The pieces read into their own parts of the buffers (:func:`read_lines`)
     moved together, in place, in order: ``pieces[i]`` is (start, row0, rows end,
