@@ -557,8 +557,8 @@ def _relstrings(run_t, qrels_t, evaluated, length: int, cleared: bool) -> list[s
 def _top(table, max_docs: int):
     """Each query's top ``max_docs`` rows in trec_eval's order (score descending,
     then document id descending), as trec_eval's -M reads them: the rows at or
-    above each query's max_docs-th score are found first (a partition per query,
-    not a sort of the whole run), and only those are sorted."""
+    above each query's max_docs-th score are found first (a compiled selection per
+    query, not a sort of the whole run), and only those are sorted."""
     from ._arrow import as_numpy, from_numpy
     from .chunks import group
 
@@ -569,9 +569,13 @@ def _top(table, max_docs: int):
     starts, ends = chunk.offsets[:-1], chunk.offsets[1:]
     longer = np.flatnonzero(ends - starts > max_docs)
     if len(longer):
-        scores = as_numpy(grouped.column("score"))
+        from ._kernels.rank import at_or_above_kth
+
+        scores = np.ascontiguousarray(as_numpy(grouped.column("score")), np.float64)
         keep = np.ones(grouped.num_rows, bool)
-        for a, e in zip(starts[longer].tolist(), ends[longer].tolist()):
+        unsure = np.zeros(len(longer), bool)  # (a NaN score: NumPy's order below)
+        at_or_above_kth(chunk.offsets, longer.astype(np.int64), scores, max_docs, keep, unsure)
+        for a, e in zip(starts[longer[unsure]].tolist(), ends[longer[unsure]].tolist()):
             # the max_docs-th largest score, ties with it kept: sorted exactly below
             part = scores[a:e]
             kth = -np.partition(-part, max_docs - 1)[max_docs - 1]

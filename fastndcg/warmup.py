@@ -221,7 +221,9 @@ def _agreement() -> Callable[[], None]:
 
 
 def _trec_text() -> Callable[[], None]:
-    from . import io
+    import io as _io
+
+    from . import io, treceval
     from .trectext import print_lines
 
     def run():
@@ -236,6 +238,9 @@ def _trec_text() -> Callable[[], None]:
                 f.write("q1 0 d1 2\n")
             io.read_trec_run(run_path)
             io.read_trec_qrels(qrels_path)
+            # -M's selection of each query's top rows (a query longer than -M)
+            treceval.run(treceval.parse_args(["-q", "-M", "1", "-m", "num_ret", qrels_path,
+                                              run_path]), out=_io.StringIO())
         print_lines(["map\t", "num_ret\t", "runid\t"], ["fixed4", "long", "text"],
                     [[0.5], [3], ["tag"]], ["q1"])
     return run

@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings, strategies as st
+
+from strategies import examples
 
 import fastndcg
 from fastndcg import cli
@@ -225,3 +228,29 @@ def test_api_messages_name_the_users_objects(tmp_path):
         text = str(err.value)
         assert names in text and fix in text, text
         assert not any(word in text for word in internal), text
+
+
+@settings(max_examples=examples(2), deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0, 1.0, 2.0, -3.0, float("inf"),
+                                          float("nan")]), min_size=1, max_size=30),
+                min_size=1, max_size=8), st.integers(1, 12))
+def test_top_rows_of_each_query_as_numpy_partitions(groups, k):
+    """-M's selection (a compiled pass per query) keeps, in each query longer than
+    -M, the rows at or above its -M-th largest score, as NumPy's partition finds it
+    (NaN ordered last), on tie-heavy scores."""
+    import numpy as np
+
+    from fastndcg._kernels.rank import at_or_above_kth
+
+    offsets = np.cumsum([0] + [len(g) for g in groups]).astype(np.int64)
+    scores = np.array([s for g in groups for s in g], np.float64)
+    longer = np.flatnonzero(np.diff(offsets) > k).astype(np.int64)
+    keep = np.ones(len(scores), bool)
+    unsure = np.zeros(len(longer), bool)
+    at_or_above_kth(offsets, longer, scores, k, keep, unsure)
+    for j, g in enumerate(longer):
+        part = scores[offsets[g]:offsets[g + 1]]
+        assert unsure[j] == bool(np.isnan(part).any())
+        if not unsure[j]:
+            kth = -np.partition(-part, k - 1)[k - 1]
+            assert keep[offsets[g]:offsets[g + 1]].tolist() == (part >= kth).tolist()

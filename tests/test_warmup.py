@@ -64,6 +64,18 @@ for ids in ("int", "str"):
     fastndcg.evaluate(run, qrels=qrels, k=10, ties="average")
     fastndcg.compare(log, ["score", "score_b"], k=10, n_resamples=300)
     fastndcg.agreement(qrels, qrels.set_column(2, "label", pa.array(lab[::-1] / 2)))
+    # the trec_eval command on its own text files (all_trec: relstring; -M)
+    import contextlib, io, os, tempfile
+    from fastndcg import cli
+    with tempfile.TemporaryDirectory() as tmp:
+        rp, qp = os.path.join(tmp, "run.txt"), os.path.join(tmp, "qrels.txt")
+        with open(rp, "w") as f:
+            f.write("".join(f"q{a} Q0 d{b} {b} {s} t\n" for a, b, s in zip(q, d, sc)))
+        with open(qp, "w") as f:
+            f.write("".join(f"q{a} 0 d{b} {g}\n" for a, b, g in zip(q, d, lab)))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert cli.main(["trec_eval", "-q", "-m", "all_trec", qp, rp]) == 0
+            assert cli.main(["trec_eval", "-q", "-M", "5", "-m", "official", qp, rp]) == 0
 
 new = sorted(signatures() - after_warmup)
 print("REPORT " + json.dumps({"new": new, "describe": report.describe(),

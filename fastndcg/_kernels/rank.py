@@ -473,3 +473,26 @@ def argsort_order(offsets, scores):
         for i in range(m):
             out[lo + i] = lo + idx[i]
     return out
+
+
+@kernel
+def at_or_above_kth(offsets, groups, scores, k, keep, unsure):
+    """For each group g of ``groups`` (CSR ``offsets``, each longer than ``k``):
+    keep[row] <- whether the row's score is at or above the group's k-th largest
+    (ties with it kept). A group with a NaN score is left to the caller
+    (``unsure[j]``), which orders NaN as NumPy does."""
+    top = np.empty(k, np.float64)
+    for j in range(len(groups)):
+        g = groups[j]
+        lo = offsets[g]
+        n = offsets[g + 1] - lo
+        for i in range(lo, lo + n):
+            if scores[i] != scores[i]:
+                unsure[j] = True
+                break
+        if unsure[j]:
+            continue
+        select_top(scores, lo, n, k, top)
+        kth = top[k - 1]
+        for i in range(lo, lo + n):
+            keep[i] = scores[i] >= kth
