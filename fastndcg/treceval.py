@@ -390,8 +390,59 @@ def run(args: Args, out=None) -> None:
     in_run = set(pc.unique(run_t.column("query_id")).to_pylist())  # before -M (-M 0 too)
     if args.max_docs is not None:
         run_t = _top(run_t, args.max_docs)
+    # a document listed twice is found by the evaluation's own join, so it is looked
+    # for beforehand only where no evaluation follows or -J may drop it first; when
+    # the evaluation finds one, where trec_eval stops is found again with it
+    checked = not names or args.judged_only
+    given = run_t, qrels_t
+    while True:
+        run_t, qrels_t = given
+        stop, run_t, qrels_t, evaluated = _stopped(args, printed, qids, in_run, run_t, qrels_t,
+                                                   checked)
+        try:
+            columns, run_t, qrels_t = _scores(args, printed, names, evaluated, in_run, run_t,
+                                              qrels_t)
+            break
+        except ValueError:
+            if checked:
+                raise
+            checked = True
+    strings = None
+    if args.query and any(line.how == "relstring" for line in printed):
+        line = next(line for line in printed if line.how == "relstring")
+        length = int(line.name.rpartition("_")[2]) if line.name != "relstring" else 10
+        strings = _relstrings(run_t, qrels_t, evaluated, length,
+                              line.name == "relstring" or args.judged_only
+                              or args.max_docs == 0)
+    text = _query_lines(printed, names, columns, evaluated, strings) if args.query else b""
+    if stop is not None:
+        _write(out, text)
+        raise stop[1]
+    if args.summary:
+        quirk = None
+        if args.complete:  # trec_eval -c: num_rel's all line counts labels > 0, ignoring -l
+            quirk = int(np.count_nonzero(as_numpy(qrels_t.column("label")) > 0))
+        text += _all_lines(printed, names, columns, len(evaluated), tag, quirk)
+    _write(out, text)
+    for warning in warnings:
+        print(f"fastndcg trec_eval: warning: {warning}", file=sys.stderr)
+
+
+def _stopped(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t,
+             duplicates: bool) -> tuple:
+    """(stop, run, qrels, evaluated): where trec_eval stops (:func:`_stop`; documents
+    listed twice looked for only with ``duplicates``), the run and qrels cut there,
+    and the queries evaluated."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._arrow import scalar
+    from .qrels import judged_docs_only
+
     evaluated = [q for q in qids if q in in_run or args.complete]
-    stop = _stop(args, printed, qids, in_run, run_t, qrels_t)
+    stop = _stop(args, printed, qids, in_run, run_t, qrels_t, duplicates)
+    if stop is not None and not duplicates:  # a document listed twice may stop it sooner
+        stop = _stop(args, printed, qids, in_run, run_t, qrels_t, True)
     if stop is not None:  # trec_eval prints (-q) the queries before it, then stops
         if not (stop[2] and args.query and stop[0]):
             raise stop[1]
@@ -402,6 +453,20 @@ def run(args: Args, out=None) -> None:
         qrels_t = qrels_t.filter(pc.less(qrels_t.column("query_id"), stopped))
     if args.judged_only:  # -J: only the documents judged with a grade >= 0 (after -M)
         run_t = judged_docs_only(run_t, qrels_t)
+    return stop, run_t, qrels_t, evaluated
+
+
+def _scores(args: Args, printed: list, names: list, evaluated: list, in_run: set, run_t,
+            qrels_t) -> tuple:
+    """(values, run, qrels): each measure's values (``names``), for the ``evaluated``
+    queries in order, and the run and qrels as scored (an empty run stood in for)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._arrow import as_numpy
+    from .evaluate import evaluate
+    from .measures import parse
+
     if names and run_t.num_rows == 0:  # every ranking empty (-M 0, -J)
         run_t, qrels_t = _stand_in(run_t, qrels_t)
     if not evaluated:
@@ -427,25 +492,7 @@ def run(args: Args, out=None) -> None:
             _empty_rankings(args, printed, names, columns, evaluated, left, qrels_t)
         elif args.complete:
             _bogus_utility(args, printed, names, columns, evaluated, in_run, qrels_t)
-    strings = None
-    if args.query and any(line.how == "relstring" for line in printed):
-        line = next(line for line in printed if line.how == "relstring")
-        length = int(line.name.rpartition("_")[2]) if line.name != "relstring" else 10
-        strings = _relstrings(run_t, qrels_t, evaluated, length,
-                              line.name == "relstring" or args.judged_only
-                              or args.max_docs == 0)
-    text = _query_lines(printed, names, columns, evaluated, strings) if args.query else b""
-    if stop is not None:
-        _write(out, text)
-        raise stop[1]
-    if args.summary:
-        quirk = None
-        if args.complete:  # trec_eval -c: num_rel's all line counts labels > 0, ignoring -l
-            quirk = int(np.count_nonzero(as_numpy(qrels_t.column("label")) > 0))
-        text += _all_lines(printed, names, columns, len(evaluated), tag, quirk)
-    _write(out, text)
-    for warning in warnings:
-        print(f"fastndcg trec_eval: warning: {warning}", file=sys.stderr)
+    return columns, run_t, qrels_t
 
 
 def _relevant_counts(qrels_t, rel: int) -> dict:
@@ -943,7 +990,8 @@ def _wrap(value: int) -> int:
     return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
-def _stop(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t):
+def _stop(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t,
+          duplicates: bool = True):
     """Where trec_eval 10 stops, going through the judged queries in order: (the
     query's index, the error, whether trec_eval printed the queries before it), or
     None. It stops (exit 4) at a query the run lacks (without -c), at a document
@@ -966,6 +1014,7 @@ def _stop(args: Args, printed: list, qids: list, in_run: set, run_t, qrels_t):
     top, qdup, rdup = {}, set(), set()
     if needs:
         top = _highest_grades(qrels_t)
+    if needs and duplicates:
         qdup = set(listed_twice(qrels_t, "query_id", "doc_id").to_pylist())
         rdup = set(listed_twice(run_t, "query_id", "doc_id").to_pylist())
 

@@ -254,3 +254,34 @@ def test_top_rows_of_each_query_as_numpy_partitions(groups, k):
         if not unsure[j]:
             kth = -np.partition(-part, k - 1)[k - 1]
             assert keep[offsets[g]:offsets[g + 1]].tolist() == (part >= kth).tolist()
+
+
+def test_a_document_listed_twice_stops_where_trec_eval_stops(trec_eval_bin, tmp_path):
+    """The run's documents listed twice are found by the evaluation itself, and where
+    trec_eval stops is then found again: the same output and status as trec_eval's
+    wherever the duplicate is (the first query, after a query the run lacks, before
+    a grade trec_eval cannot count), with and without -q, -c, -M (which may drop one
+    copy) and -J."""
+    qrels = QRELS + b"q3 0 d1 1\nq4 0 d2 1\n"
+    twice_q1 = RUN + b"q1 Q0 d2 4 0.05 run\n"
+    twice_q2 = RUN + b"q2 Q0 d4 9 0 run\n"
+    later = RUN + b"q4 Q0 d2 1 1 run\nq4 Q0 d2 2 0.5 run\n"  # q3 lacking before it
+    sooner = twice_q1 + b"q4 Q0 d2 1 1 run\n"                 # q3 lacking after it
+    huge = qrels + b"q4 0 d9 99999999999999999999\n"          # q4's grades: no table
+    cases = [(QRELS, twice_q1), (QRELS, twice_q2), (qrels, later), (qrels, sooner),
+             (huge, twice_q2 + b"q3 Q0 d1 1 1 run\nq4 Q0 d2 1 1 run\n")]
+    options = [ALL, ["-m", "map"], ["-q", "-c", "-m", "all_trec"],
+               ["-q", "-M", "2", "-m", "all_trec"], ["-q", "-J", "-m", "all_trec"],
+               ["-q", "-m", "relstring"], ["-q", "-m", "runid"]]
+    for i, (q, r) in enumerate(cases):
+        d = tmp_path / str(i)
+        d.mkdir()
+        files = _files(d, q, r)
+        for extra in options:
+            want, got = _both(trec_eval_bin, [*extra, *files])
+            if want.returncode < 0:  # trec_eval crashed: the command refuses instead
+                assert got.returncode > 0 and got.stdout == "", (extra, i)
+                assert got.stderr.count("\n") == 1, got.stderr
+            else:
+                assert (got.returncode, got.stdout) == (want.returncode, want.stdout.decode()), (
+                    extra, i, got.stderr, want.stderr)
