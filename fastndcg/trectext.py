@@ -77,6 +77,7 @@ def read_text(data: bytes, what: str, rules: str, *, tag: bool = False,
     ``tag``: a run's tag column too (rules "io": every line's sixth field); with
     rules "trec_eval" the tag of the last line is :attr:`Text.tag`. ``names``:
     the columns' names (default query_id, doc_id, score or label, then tag)."""
+    from ._arrow import from_numpy
     from ._kernels import reading as R
     from ._kernels.threads import run_chunks
 
@@ -140,22 +141,18 @@ def read_text(data: bytes, what: str, rules: str, *, tag: bool = False,
     # the last line read is the last piece's that has rows
     last_a, last_b = next(((f[5], f[6]) for f, r0 in zip(found[::-1], row0[::-1]) if f[0] > r0),
                           (0, 0))
-    hard_texts = [_parsed(hard_chars, hard_offs[h0:f[3] + 1])
-                  for f, h0 in zip(found, row0) if run and f[3] > h0]
-    marks = np.array([(cuts[i], row0[i], f[0], row0[i] if run else 0, f[3])
-                      for i, f in enumerate(found)], np.int64)
-    rows, n_hard = R.close_gaps(chars, offs, floats if run else ints, hard_rows, marks)
-    columns = [_strings(chars[s], offs[s], rows) for s in range(slots)]
-    if run:
-        values = floats[:rows]
-        if n_hard:
-            values[hard_rows[:n_hard]] = np.concatenate(hard_texts)
-    else:
-        values = ints[:rows]
-    from ._arrow import from_numpy
-
+    values = floats if run else ints
+    spans = [(r0, f[0]) for r0, f in zip(row0.tolist(), found)]
+    for (r0, _), f in zip(spans, found):  # the numbers the fast path left as text
+        if run and f[3] > r0:
+            values[hard_rows[r0:f[3]]] = _parsed(hard_chars, hard_offs[r0:f[3] + 1])
+    # each piece's rows are a chunk of the columns, where it read them (nothing moved)
+    columns = [_chunks([_strings(chars[s], offs[s], r0, r1) for r0, r1 in spans])
+               for s in range(slots)]
+    values = _chunks([from_numpy(values[r0:r1]) for r0, r1 in spans])
+    rows = sum(r1 - r0 for r0, r1 in spans)
     labels = list(names or (_RUN if run else _QRELS))
-    arrays = [columns[0], columns[1], from_numpy(values)]
+    arrays = [columns[0], columns[1], values]
     if slots == 3:
         arrays.append(columns[2])
         labels = labels[:3] + [labels[3] if len(labels) > 3 else "tag"]
@@ -185,17 +182,22 @@ def _pieces(data: bytes) -> list:
     return cuts
 
 
-def _strings(chars: np.ndarray, offs: np.ndarray, rows: int) -> pa.Array:
-    """A large_string array over the first ``rows`` strings of a slot."""
-    ends = offs[:rows + 1]
-    return pa.Array.from_buffers(pa.large_string(), rows,
+def _strings(chars: np.ndarray, offs: np.ndarray, start: int, stop: int) -> pa.Array:
+    """A large_string array over the strings start:stop of a slot."""
+    ends = offs[start:stop + 1]
+    return pa.Array.from_buffers(pa.large_string(), stop - start,
                                  [None, pa.py_buffer(ends), pa.py_buffer(chars[:ends[-1]])])
+
+
+def _chunks(arrays: list):
+    """One array, or the pieces' arrays as the chunks of one column."""
+    return arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays)
 
 
 def _parsed(chars: np.ndarray, offs: np.ndarray) -> np.ndarray:
     """Plain decimals (text) as doubles, correctly rounded (Arrow's parser, as
     strtod rounds them)."""
-    texts = _strings(chars, offs, len(offs) - 1)
+    texts = _strings(chars, offs, 0, len(offs) - 1)
     return np.asarray(texts.cast(pa.float64()).to_numpy(zero_copy_only=False))
 
 

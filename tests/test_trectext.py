@@ -256,3 +256,44 @@ def test_files_of_the_shortest_lines_fill_their_buffers(rules, monkeypatch):
         assert got.table.num_rows == 50 and got.table.column("label").to_pylist() == [3] * 50
         assert read_text(run + b"1 0 2 3 4", "run", rules) is None  # five fields
         assert read_text(qrels + b"1 0 2", "qrels", rules) is None
+
+
+def test_a_large_file_scores_as_when_read_in_one_piece(tmp_path, monkeypatch):
+    """A file large enough to be read in pieces (several chunks a column) is scored
+    as the same file read whole, by evaluate and by the trec_eval command."""
+    import contextlib
+    import io as _io
+
+    import numba
+
+    import fastndcg
+    import fastndcg.trectext as T
+    from fastndcg import cli
+
+    rng = np.random.default_rng(3)
+    n_q, per = 2000, 60
+    lines = [f"{q} Q0 doc{d} {i} {s:.3f} run\n" for q in range(n_q) for i, (d, s) in
+             enumerate(zip(rng.choice(10**6, per, replace=False), rng.random(per)))]
+    run = tmp_path / "run.txt"
+    run.write_text("".join(lines))
+    if numba.get_num_threads() < 2:
+        pytest.skip("one thread: files are read in one piece")
+    monkeypatch.setattr(T, "_PIECE", run.stat().st_size // 3)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {line.split()[2]} {rng.integers(0, 3)}\n"
+                             for q, line in zip(np.repeat(np.arange(n_q), per), lines)
+                             if rng.random() < 0.3))
+
+    def both():
+        report = fastndcg.evaluate(str(run), qrels=str(qrels), preset="trec_eval",
+                                   measure=["map", "ndcg_cut.10", "P.5"])
+        out = _io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli.main(["trec_eval", "-q", "-m", "all_trec", str(qrels), str(run)]) == 0
+        return report.per_query, out.getvalue()
+
+    assert fastndcg.io.read_trec_run(run).column("doc_id").num_chunks > 1  # pieces
+    pieces = both()
+    monkeypatch.setattr(T, "_PIECE", 1 << 40)
+    whole = both()
+    assert pieces[0].equals(whole[0]) and pieces[1] == whole[1]

@@ -249,32 +249,3 @@ def read_lines(data, start, stop, row0, hard0, classes, want, exact, comments, b
         last_b = row_b
     return row, USUAL, line, hard, high, last_a, last_b
 
-
-@kernel
-def close_gaps(chars, offs, values, hard_rows, pieces):
-    """The pieces read into their own parts of the buffers (:func:`read_lines`)
-    moved together, in place, in order: ``pieces[i]`` is (start, row0, rows end,
-    hard0, hard end) of piece i. Strings, offsets and values move only towards the
-    front (each piece's part starts at or after where the pieces before it end), so
-    a forward copy is safe. Returns (rows, hard numbers); ``hard_rows`` is given the
-    rows' new numbers."""
-    n_slots = chars.shape[0]
-    row = pieces[0, 2]
-    hard = pieces[0, 4]
-    for i in range(1, pieces.shape[0]):
-        start, row0, row1, hard0, hard1 = pieces[i, 0], pieces[i, 1], pieces[i, 2], pieces[i, 3], pieces[i, 4]
-        for w in range(n_slots):
-            dst = offs[w, row]  # where the strings so far end
-            end = offs[w, row1]
-            for t in range(end - start):
-                chars[w, dst + t] = chars[w, start + t]
-            shift = dst - start
-            for r in range(row1 - row0):
-                offs[w, row + 1 + r] = offs[w, row0 + 1 + r] + shift
-        for r in range(row1 - row0):
-            values[row + r] = values[row0 + r]
-        for h in range(hard1 - hard0):
-            hard_rows[hard + h] = hard_rows[hard0 + h] - row0 + row
-        row += row1 - row0
-        hard += hard1 - hard0
-    return row, hard
