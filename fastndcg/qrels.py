@@ -173,9 +173,9 @@ def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:
 def _sorted_keys(chunk: Chunk, docs, groups: np.ndarray) -> tuple:
     """(keys, skips) for trec_eval's order of the queries ``groups`` (indices into
     the chunk's queries): the packed sort keys of query ``groups[i]`` in row i of a
-    2-D array (padded), sorted by NumPy (vectorised: several times faster than a
-    sort inside the kernels); or empty arrays, for the kernels to sort, when the
-    queries' lengths differ too much to pad them to the longest."""
+    2-D array (padded), sorted (:func:`~fastndcg._kernels.join.trec_keys`); or
+    empty arrays, for the kernels to sort, when the queries' lengths differ too
+    much to pad them to the longest."""
     lengths = np.diff(chunk.offsets)[groups]
     longest = int(lengths.max(initial=0))
     if not len(groups) or len(groups) * longest > 2 * int(lengths.sum()) + 1024:
@@ -186,7 +186,6 @@ def _sorted_keys(chunk: Chunk, docs, groups: np.ndarray) -> tuple:
     np.cumsum(lengths, out=offsets[1:])
     with C.KERNEL_LOCK:
         K.trec_keys(chunk.offsets, docs, groups, chunk_bounds(offsets), keys, skips)
-    keys.sort(axis=1)
     return keys, skips
 
 

@@ -352,14 +352,19 @@ def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
 
 
 def trec_keys(goff, ids, groups, chunks, keys, skips):
-    """For sorting outside the kernels (NumPy's vectorised sort of the rows of a 2-D
-    array): keys[i, :n] <- the packed sort keys of the n rows of group
-    ``groups[i]``, the rest of the row all ones (sorting last: no key of a UTF-8
-    string or an int64 has them); skips[i] <- the prefix bytes the keys skip.
-    Chunks of ``groups`` (bounds ``chunks``) run on several threads
-    (:func:`.threads.run_chunks`)."""
-    run_chunks(len(chunks) - 1, lambda c: _trec_keys_chunk(chunks[c], chunks[c + 1], goff, ids,
-                                                           groups, keys, skips))
+    """For trec_eval's order sorted outside the kernels (NumPy's vectorised sort of
+    the rows of a 2-D array: several times faster than a sort inside them):
+    keys[i, :n] <- the packed sort keys of the n rows of group ``groups[i]``, the
+    rest of the row all ones (sorting last: no key of a UTF-8 string or an int64
+    has them), each row then sorted ascending; skips[i] <- the prefix bytes the
+    keys skip. Chunks of ``groups`` (bounds ``chunks``) run on several threads
+    (:func:`.threads.run_chunks`; NumPy sorts without holding the GIL), each
+    sorting its rows while they are in cache."""
+    def work(c):
+        i0, i1 = chunks[c], chunks[c + 1]
+        _trec_keys_chunk(i0, i1, goff, ids, groups, keys, skips)
+        keys[i0:i1].sort(axis=1)
+    run_chunks(len(chunks) - 1, work)
 
 
 @kernel
