@@ -355,6 +355,20 @@ def test_tie_check_finds_every_tie():
         assert fastndcg._core.tied_queries(np.array([0, 1000]), s).tolist() == [True]
     # a NaN alone ties (its rank is then decided by the NaN policy's order)
     assert fastndcg._core.tied_queries(np.array([0, 1]), np.array([np.nan])).tolist() == [True]
+    # scores in order (one pass over neighbours), or in order up to a row
+    for scores, tied in [([3.0, 2.0, 1.0], False), ([1.0, 2.0, 3.0], False),
+                         ([3.0, 2.0, 2.0, 1.0], True), ([1.0, 0.0, -0.0, -1.0], True),
+                         ([-1.0, -0.0, 0.0], True), ([3.0, 2.0, 1.0, np.nan], True),
+                         ([3.0, 2.0, 1.0, 3.0], True), ([3.0, 2.0, 1.0, 1.5], False),
+                         ([1.0, 1.0], True), ([-np.inf, np.inf, -np.inf], True),
+                         ([np.inf, 5.0, -np.inf], False)]:
+        for dtype in (np.float64, np.float32):
+            got = fastndcg._core.tied_queries(np.array([0, len(scores)]),
+                                              np.array(scores, dtype))
+            assert (got is not None) == tied, (scores, dtype)
+    descending = np.arange(1000.0)[::-1].copy()
+    descending[-1] = descending[0]
+    assert fastndcg._core.tied_queries(np.array([0, 1000]), descending).tolist() == [True]
 
 
 @pytest.mark.parametrize("doc_type", ["int", "string"])
@@ -399,6 +413,8 @@ def mixed_ties(draw, doc_ids):
         else:
             scores = draw(st.lists(st.floats(-5, 5, allow_subnormal=False), unique=True,
                                    min_size=len(docs), max_size=len(docs)))
+            if draw(st.booleans()):
+                scores.sort(reverse=draw(st.booleans()))  # in order, as runs usually are
             if len(docs) > 1 and draw(st.booleans()):
                 a, b = draw(st.sampled_from([(0, len(docs) - 1), (0, 1), (len(docs) - 2,
                                                                            len(docs) - 1)]))

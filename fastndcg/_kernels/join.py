@@ -386,20 +386,23 @@ _INF = {8: np.uint64(0x7FF0000000000000), 4: np.uint64(0x7F800000)}
 
 
 def _score_key(b):
-    """(key, nan) of a score given by its bits: equal keys exactly when the scores
-    compare equal (-0.0 takes 0.0's key), and whether it is NaN."""
+    """(key, nan) of a score given by its bits: keys in the scores' order, equal
+    exactly when the scores compare equal (-0.0 takes 0.0's key), and whether
+    the score is NaN."""
 
 
 @overload(_score_key)
 def _score_key_impl(b):
     size = b.bitwidth // 8
     sign, inf = _SIGN[size], _INF[size]
+    ones = np.uint64((1 << (8 * size)) - 1)
 
     def impl(b):
         x = np.uint64(b)
         if x == sign:
-            return np.uint64(0), False
-        return x, (x & ~sign) > inf
+            x = np.uint64(0)
+        nan = (x & ~sign) > inf
+        return ((~x & ones) if x & sign else (x | sign)), nan
     return impl
 
 
@@ -417,8 +420,29 @@ def tied_groups(goff, bits, chunks, out):
 
 @register_jitable
 def _has_tie(bits, lo, hi, rows, keys, shift, mask):
-    """Whether two of the scores lo..hi-1 are equal or one is NaN (slots holding a
-    row below ``lo`` are empty)."""
+    """Whether two of the scores lo..hi-1 are equal or one is NaN. Scores in
+    descending (or ascending) order, as runs usually come, tie exactly where
+    neighbours are equal: one pass. Otherwise a hash set of the scores (slots
+    holding a row below ``lo`` are empty)."""
+    sorted_to = lo
+    up = 0  # the direction seen so far: 0 none, 1 ascending, -1 descending
+    prev = np.uint64(0)
+    for r in range(lo, hi):
+        x, nan = _score_key(bits[r])
+        if nan:
+            return True
+        if r > lo:
+            if x == prev:
+                return True
+            step = 1 if x > prev else -1
+            if up == 0:
+                up = step
+            elif step != up:
+                break
+        prev = x
+        sorted_to = r + 1
+    if sorted_to == hi:
+        return False
     for r in range(lo, hi):
         x, nan = _score_key(bits[r])
         if nan:
