@@ -12,7 +12,9 @@ never formatted as text; ``ties="trec"`` (document id descending, compared as
 strings) then uses a numeric key with the byte order of the decimal strings.
 Other ids (strings, or integers meeting strings, or uint64) are compared as
 strings, straight from Arrow's buffers. The trec order (a per-query sort) is
-computed only when ``ties="trec"`` asks for it.
+computed only when ``ties="trec"`` asks for it, and only for the queries whose
+scores tie (:func:`fastndcg._core.tied_queries`): a query of distinct scores
+ranks the same in any order, so its rows keep their input order.
 """
 
 from __future__ import annotations

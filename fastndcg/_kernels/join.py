@@ -1,5 +1,6 @@
 """Per-query document-id kernels: the qrels join, duplicate ids, two sets of
-judgments lined up, trec_eval's tie order, and an index of query ids.
+judgments lined up, trec_eval's tie order (and which queries' scores tie, the
+only ones that need it), and an index of query ids.
 
 Ids are either integers (int64: never turned into text) or strings (Arrow's
 bytes and int64 offsets), passed as a pair ``(values, offsets)`` (``offsets``
