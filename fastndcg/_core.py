@@ -353,6 +353,28 @@ def nan_last(scores: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def tied_queries(offsets: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
+    """Which queries (CSR ``offsets``) have two equal scores (-0.0 equals 0.0) or a
+    NaN one, a bool a query; None when none has. Under a rule that breaks ties by
+    the rows' order ("stable" on an order such as trec_eval's), only these queries'
+    rankings depend on that order.
+
+    >>> tied_queries(np.array([0, 2, 4]), np.array([1.0, 1.0, 0.0, -0.0])).tolist()
+    [True, True]
+    >>> tied_queries(np.array([0, 2]), np.array([2.0, 1.0])) is None
+    True
+    """
+    n_q = len(offsets) - 1
+    if not n_q:
+        return None
+    bits = frozen(scores).view(np.uint64 if scores.dtype.itemsize == 8 else np.uint32)
+    out = np.empty(n_q, np.uint8)
+    with KERNEL_LOCK:
+        K.tied_groups(frozen(offsets), bits, work_chunks(offsets, offsets), out)
+    tied = out.view(bool)
+    return tied if tied.any() else None
+
+
 def work_chunks(offsets: np.ndarray, ioffsets: np.ndarray) -> np.ndarray:
     """Query boundaries splitting the batch into chunks of about equal work."""
     import numba

@@ -297,6 +297,9 @@ class Ranked:
     chunk: Chunk               # in the input order ``order=`` names
     scores: np.ndarray         # in the chunk's row order
     order: np.ndarray | None   # the rows in the tie rule's order (trec, ranx), or None
+    # ties="trec": the queries whose scores tie (a bool a query; None when none do),
+    # the only ones whose rows trec's order moves
+    tied: np.ndarray | None = None
     docs: DocIds | None = None  # the document ids as every set's join reads them
     _ordered: np.ndarray | None = None
 
@@ -339,12 +342,14 @@ class Scorer:
         scores = numbers(chunk.table.column(opts.score), C.kernel_scores)
         if opts.score_precision == "float32" and scores.dtype != np.float32:
             scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
-        order = None
-        if self.qrels is None and opts.ties == "trec":
-            order = trec_order(chunk, opts.doc)
+        order = tied = None
+        if opts.ties == "trec":  # the order matters only where scores tie
+            tied = C.tied_queries(chunk.offsets, scores)
+            if self.qrels is None:
+                order = trec_order(chunk, opts.doc, tied)
         if opts.ties == "ranx" and not opts.in_order:
             order = K.argsort_order(chunk.offsets, scores.astype(np.float64))
-        return Ranked(chunk, scores, order)
+        return Ranked(chunk, scores, order, tied)
 
     def score_ranked(self, ranked: "Ranked") -> Scored:
         """The per-query results of a chunk read by :meth:`rank` (by this scorer or
@@ -362,10 +367,10 @@ class Scorer:
         else:
             # trec's order depends on the document ids alone: the first join finds it,
             # the other label sets' joins reuse it
-            find = opts.ties == "trec" and order is None
+            find = ranked.tied if order is None else None
             labels, found, judged_q, ideal, grades = join(chunk, self.qrels, opts.doc, find,
                                                           lay.n_bits > 0, ranked.docs)
-            if find:
+            if find is not None:
                 order = ranked.order = found
             if grades is not None:
                 flags = M.flags_of(lay, grades[0], grades[1])

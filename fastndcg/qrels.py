@@ -12,7 +12,9 @@ never formatted as text; ``ties="trec"`` (document id descending, compared as
 strings) then uses a numeric key with the byte order of the decimal strings.
 Other ids (strings, or integers meeting strings, or uint64) are compared as
 strings, straight from Arrow's buffers. The trec order (a per-query sort) is
-computed only when ``ties="trec"`` asks for it.
+computed only when ``ties="trec"`` asks for it, and only for the queries whose
+scores tie (:func:`fastndcg._core.tied_queries`): a query of distinct scores
+ranks the same in any order, so its rows keep their input order.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ def _duplicates(first_dup: np.ndarray):
 
 _NO_KEYS = np.zeros((0, 0), np.uint64)
 _NO_SKIPS = np.zeros(0, np.int64)
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 _SCRATCH = threading.local()
@@ -169,25 +172,27 @@ def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:
     return buf[:size].reshape(shape)
 
 
-def _sorted_keys(chunk: Chunk, docs, bounds: np.ndarray) -> tuple:
-    """(keys, skips) for trec_eval's order: each query's packed sort keys in a row of
-    a 2-D array (padded), sorted by NumPy (vectorised: several times faster than a
-    sort inside the kernels); or empty arrays, for the kernels to sort, when the
-    queries' lengths differ too much to pad them to the longest."""
-    n_q = len(chunk.offsets) - 1
-    longest = int(np.diff(chunk.offsets).max(initial=0))
-    if not n_q or n_q * longest > 2 * chunk.table.num_rows + 1024:
+def _sorted_keys(chunk: Chunk, docs, groups: np.ndarray) -> tuple:
+    """(keys, skips) for trec_eval's order of the queries ``groups`` (indices into
+    the chunk's queries): the packed sort keys of query ``groups[i]`` in row i of a
+    2-D array (padded), sorted (:func:`~fastndcg._kernels.join.trec_keys`); or
+    empty arrays, for the kernels to sort, when the queries' lengths differ too
+    much to pad them to the longest."""
+    lengths = np.diff(chunk.offsets)[groups]
+    longest = int(lengths.max(initial=0))
+    if not len(groups) or len(groups) * longest > 2 * int(lengths.sum()) + 1024:
         return _NO_KEYS, _NO_SKIPS
-    keys = _scratch("keys", (n_q, longest), np.uint64)
-    skips = np.empty(n_q, np.int64)
+    keys = _scratch("keys", (len(groups), longest), np.uint64)
+    skips = np.empty(len(groups), np.int64)
+    offsets = np.zeros(len(groups) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     with C.KERNEL_LOCK:
-        K.trec_keys(chunk.offsets, docs, bounds, keys, skips)
-    keys.sort(axis=1)
+        K.trec_keys(chunk.offsets, docs, groups, chunk_bounds(offsets), keys, skips)
     return keys, skips
 
 
 def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
-               order: bool = False, hashes=_NO_HASHES, jhashes=_NO_HASHES) -> tuple:
+               order: np.ndarray | None = None, hashes=_NO_HASHES, jhashes=_NO_HASHES) -> tuple:
     """:func:`_join_queries`, its third item the first query that lists a document
     twice (:func:`_duplicates`) or None."""
     match, out_order, first_dup = _join_queries(chunk, docs, judged_q, jdocs, joff, order,
@@ -196,25 +201,35 @@ def _per_query(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
 
 
 def _join_queries(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
-                  order: bool = False, hashes=_NO_HASHES, jhashes=_NO_HASHES) -> tuple:
+                  order: np.ndarray | None = None, hashes=_NO_HASHES,
+                  jhashes=_NO_HASHES) -> tuple:
     """Run :func:`join_docs` over a chunk: (match, order or None, ``first_dup``: per
     query a row whose document an earlier row of the query has too, or -1),
-    ``match`` valid until the next chunk's join in this thread. ``hashes`` and
+    ``match`` valid until the next chunk's join in this thread. ``order``: which
+    queries to put in trec order (a bool a query; the others keep their input
+    order), or None; the order is None too when it names none. ``hashes`` and
     ``jhashes``: the hashes of ``docs`` and ``jdocs`` (:meth:`DocIds.hashes`), or
     empty."""
     n = chunk.table.num_rows
     n_q = len(chunk.offsets) - 1
     if judged_q is None:
         judged_q, jdocs, joff = np.full(n_q, -1, np.int64), docs, chunk.offsets
+    groups = _NO_ROWS if order is None else np.flatnonzero(order)
+    want = len(groups) > 0
     match = _scratch("match", (n,), np.int64)
-    out_order = np.empty(n if order else 0, np.int64)
+    out_order = np.empty(n if want else 0, np.int64)
     first_dup = np.empty(n_q, np.int64)
-    bounds = chunk_bounds(chunk.offsets)
-    keys, skips = _sorted_keys(chunk, docs, bounds) if order else (_NO_KEYS, _NO_SKIPS)
+    key_rows = _NO_ROWS
+    keys, skips = _NO_KEYS, _NO_SKIPS
+    if want:
+        key_rows = np.full(n_q, -1, np.int64)
+        key_rows[groups] = np.arange(len(groups))
+        keys, skips = _sorted_keys(chunk, docs, groups)
     with C.KERNEL_LOCK:
-        K.join_docs(chunk.offsets, docs, hashes, judged_q, joff, jdocs, jhashes, bounds, order,
-                    keys, skips, match, out_order, first_dup)
-    return match, (out_order if order else None), first_dup
+        K.join_docs(chunk.offsets, docs, hashes, judged_q, joff, jdocs, jhashes,
+                    chunk_bounds(chunk.offsets), want, key_rows, keys, skips, match, out_order,
+                    first_dup)
+    return match, (out_order if want else None), first_dup
 
 
 def _doc_column(chunk: Chunk, doc: str) -> pa.Array:
@@ -308,12 +323,13 @@ class Qrels:
             K.lookup_ids(table, judged, kernel_ids(ids, text), out)
         return out
 
-    def match(self, chunk: Chunk, doc: str, order: bool = False,
+    def match(self, chunk: Chunk, doc: str, order: np.ndarray | None = None,
               run_docs: DocIds | None = None) -> tuple:
         """(match, order, judged_q) of a run chunk: each row's judgment position in
         ``docs`` (-1: unjudged; a scratch array, overwritten by the next join in this
-        thread), the rows in trec order (None unless ``order``) and each query's
-        judged index (-1: none). A document listed twice is an error. ``run_docs``:
+        thread), the rows with the queries that ``order`` flags in trec order and
+        the others in input order (None when ``order`` is None or flags none) and
+        each query's judged index (-1: none). A document listed twice is an error. ``run_docs``:
         the chunk's document ids (column ``doc``) as several joins share them
         (:func:`chunk_docs`), else read here."""
         if run_docs is None:
@@ -491,11 +507,14 @@ def judged_docs_only(run: pa.Table, judgments: pa.Table) -> pa.Table:
     return run.filter(pairs)
 
 
-def trec_order(chunk: Chunk, doc: str) -> np.ndarray:
-    """List mode, ``ties="trec"``: the rows of each query in document id descending
-    order (a permutation of the chunk's rows)."""
+def trec_order(chunk: Chunk, doc: str, tied: np.ndarray | None) -> np.ndarray | None:
+    """List mode, ``ties="trec"``: the rows of the chunk with those of each query
+    that ``tied`` flags (a bool a query: its scores tie) in document id descending
+    order and the others in input order; None when ``tied`` is None or flags none
+    (every query ranks the same in any order). A document listed twice in a query
+    is an error either way."""
     docs = _doc_column(chunk, doc)
-    _, order, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()), order=True)
+    _, order, dup = _per_query(chunk, kernel_ids(docs, docs.type != pa.int64()), order=tied)
     _check_unique(chunk, docs, dup, "log")
     return order
 
@@ -517,15 +536,16 @@ def listed_twice(table: pa.Table, query: str, doc: str) -> pa.Array:
     return chunk.ids.take(from_numpy(np.flatnonzero(first_dup >= 0)))
 
 
-def join(chunk: Chunk, qr: Qrels, doc: str, order: bool = True, grades: bool = False,
-         run_docs: DocIds | None = None) -> tuple:
+def join(chunk: Chunk, qr: Qrels, doc: str, order: np.ndarray | None = None,
+         grades: bool = False, run_docs: DocIds | None = None) -> tuple:
     """(labels, order, judged_q, ideal, grades) of a run chunk: each row's judgment (0
-    when unjudged), the rows of each query in document id descending order (None
-    unless ``order``), the judged query index of each run query (-1: no judgments),
-    the ideal lists and, with ``grades``, (each row's grade as judged, whether it is
-    judged) for the relevance of binary measures (else None). ``run_docs``: the
-    chunk's document ids as the joins of several label sets share them
-    (:func:`chunk_docs`)."""
+    when unjudged), the rows with those of each query that ``order`` flags (a bool
+    a query) in document id descending order and the others in input order (None
+    when ``order`` is None or flags none), the judged query index of each run
+    query (-1: no judgments), the ideal lists and, with ``grades``, (each row's
+    grade as judged, whether it is judged) for the relevance of binary measures
+    (else None). ``run_docs``: the chunk's document ids as the joins of several
+    label sets share them (:func:`chunk_docs`)."""
     match, out_order, judged_q = qr.match(chunk, doc, order, run_docs)
     extra = None
     if grades:

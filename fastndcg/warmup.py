@@ -171,6 +171,9 @@ def _qrels_mode(int_ids: bool) -> Callable[[], None]:
         for ties in ("trec", "average", "ranx"):  # ranx: its argsort order
             evaluate(run_t, qrels=qrels_t, ties=ties,
                      measure=["ndcg_cut_10", "map", "judged@10", "rbp"], per_query=False)
+        # float32 scores: the check of tied scores reads them as 32-bit words
+        run32 = run_t.set_column(2, "score", run_t.column(2).cast("float32"))
+        evaluate(run32, qrels=qrels_t, ties="trec", k=[10], per_query=False)
     return run
 
 

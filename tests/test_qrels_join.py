@@ -60,7 +60,8 @@ def _order(ids: list, offsets: list[int], in_kernel: bool = False) -> list[int]:
                   pa.table({"doc": arr}))
     with mock.patch.object(qrels, "_sorted_keys", lambda *a: (qrels._NO_KEYS, qrels._NO_SKIPS)) \
             if in_kernel else contextlib.nullcontext():
-        _, order, dup = _per_query(chunk, kernel_ids(arr, arr.type != pa.int64()), order=True)
+        _, order, dup = _per_query(chunk, kernel_ids(arr, arr.type != pa.int64()),
+                                   order=np.ones(len(offsets) - 1, bool))
     assert dup is None
     return order.tolist()
 
@@ -332,6 +333,146 @@ def test_qrels_not_grouped_by_query():
     want = [reference.ndcg_query([1.0, 0.5], [0, 2], 2, gain="linear"),
             reference.ndcg_query([1.0, 0.5], [1, 3], 2, gain="linear")]
     np.testing.assert_allclose(report.per_query["ndcg@2"].to_numpy(), want, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- tied queries only
+# trec_eval's order is computed only for the queries whose scores tie (two equal,
+# -0.0 equal to 0.0, or a NaN): the others rank the same in any order.
+
+def test_tie_check_finds_every_tie():
+    off = np.array([0, 2, 4, 7, 9, 10, 10, 1010], np.int64)
+    scores = np.concatenate(([1.0, 1.0], [0.0, -0.0], [3.0, np.nan, 2.0], [5.0, 6.0], [1.0],
+                             np.arange(1000.0)))
+    scores[-1] = scores[7 + 3]  # the long query's only tie: its first and last rows
+    want = [True, True, True, False, False, False, True]
+    for dtype in (np.float64, np.float32):
+        assert fastndcg._core.tied_queries(off, scores.astype(dtype)).tolist() == want
+    distinct = np.arange(1000.0)
+    assert fastndcg._core.tied_queries(np.array([0, 500, 1000]), distinct) is None
+    for first, last in [(0, 999), (0, 1), (998, 999), (3, 999)]:
+        s = distinct.copy()
+        s[last] = s[first]
+        assert fastndcg._core.tied_queries(np.array([0, 1000]), s).tolist() == [True]
+    # a NaN alone ties (its rank is then decided by the NaN policy's order)
+    assert fastndcg._core.tied_queries(np.array([0, 1]), np.array([np.nan])).tolist() == [True]
+    # scores in order (one pass over neighbours), or in order up to a row
+    for scores, tied in [([3.0, 2.0, 1.0], False), ([1.0, 2.0, 3.0], False),
+                         ([3.0, 2.0, 2.0, 1.0], True), ([1.0, 0.0, -0.0, -1.0], True),
+                         ([-1.0, -0.0, 0.0], True), ([3.0, 2.0, 1.0, np.nan], True),
+                         ([3.0, 2.0, 1.0, 3.0], True), ([3.0, 2.0, 1.0, 1.5], False),
+                         ([1.0, 1.0], True), ([-np.inf, np.inf, -np.inf], True),
+                         ([np.inf, 5.0, -np.inf], False)]:
+        for dtype in (np.float64, np.float32):
+            got = fastndcg._core.tied_queries(np.array([0, len(scores)]),
+                                              np.array(scores, dtype))
+            assert (got is not None) == tied, (scores, dtype)
+    descending = np.arange(1000.0)[::-1].copy()
+    descending[-1] = descending[0]
+    assert fastndcg._core.tied_queries(np.array([0, 1000]), descending).tolist() == [True]
+
+
+@pytest.mark.parametrize("doc_type", ["int", "string"])
+@pytest.mark.parametrize("labelled", [False, True])
+def test_only_tie_between_first_and_last_rows_is_broken_by_doc_id(doc_type, labelled):
+    """A query of distinct scores except its first and last rows: trec_eval puts the
+    last row first (its document id is larger), which input order would not."""
+    n = 300
+    scores = list(np.linspace(1.0, 0.0, n))
+    scores[-1] = scores[0]
+    docs = [1000 + i for i in range(n)]  # descending ids: the last row comes first
+    labels = [0] * n
+    labels[-1] = 3
+    ids = [str(d) for d in docs] if doc_type == "string" else docs
+    table = pa.table({"query_id": [7] * n, "doc_id": ids, "score": scores})
+    want = [reference.ndcg_query(scores, labels, c, ties="trec", doc_ids=[str(d) for d in docs])
+            for c in (1, 3)]
+    assert want[0] == 1.0
+    if labelled:
+        report = fastndcg.evaluate(table.append_column("label", pa.array(labels)), ties="trec",
+                                   k=[1, 3])
+    else:
+        qrels = pa.table({"query_id": [7], "doc_id": ids[-1:], "label": pa.array([3])})
+        report = fastndcg.evaluate(table, qrels=qrels, ties="trec", k=[1, 3])
+    assert [report.per_query[f"ndcg@{c}"][0].as_py() for c in (1, 3)] == want
+
+
+MEASURES = ["ndcg_cut_1", "ndcg_cut_5", "ndcg", "map", "recip_rank", "P_3", "recall_5",
+            "judged@5", "rbp", "bpref", "Rprec"]
+
+
+@st.composite
+def mixed_ties(draw, doc_ids):
+    """A run whose queries draw their scores from a tiny set (ties, -0.0 beside 0.0)
+    or from distinct values, and its qrels."""
+    rows, judgments = [], {}
+    for q in range(draw(st.integers(1, 6))):
+        docs = draw(st.lists(doc_ids, unique=True, min_size=1, max_size=14))
+        if draw(st.booleans()):
+            scores = draw(st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0]), min_size=len(docs),
+                                   max_size=len(docs)))
+        else:
+            scores = draw(st.lists(st.floats(-5, 5, allow_subnormal=False), unique=True,
+                                   min_size=len(docs), max_size=len(docs)))
+            if draw(st.booleans()):
+                scores.sort(reverse=draw(st.booleans()))  # in order, as runs usually are
+            if len(docs) > 1 and draw(st.booleans()):
+                a, b = draw(st.sampled_from([(0, len(docs) - 1), (0, 1), (len(docs) - 2,
+                                                                           len(docs) - 1)]))
+                scores[b] = scores[a]  # a single tie, at the ends of the list
+        rows += [(q, d, s) for d, s in zip(docs, scores)]
+        for d in docs:
+            if draw(st.booleans()):
+                judgments[(q, d)] = draw(st.integers(0, 3))
+    if not judgments:
+        judgments[rows[0][:2]] = 1
+    return rows, judgments
+
+
+def _all_queries_ordered(offsets, scores):
+    return np.ones(len(offsets) - 1, bool)
+
+
+@SETTINGS
+@given(mixed_ties(int_ids), st.sampled_from(["int", "string"]), st.booleans(),
+       st.integers(1, 5))
+def test_tied_queries_only_equal_every_query_ordered_and_reference(case, doc_type, labelled,
+                                                                   batch_rows):
+    """Bit-identical to putting every query in trec order (the order of queries
+    without ties does not matter), and equal to the reference."""
+    rows, judgments = case
+    run, qrels = _tables(rows, judgments, doc_type, doc_type)
+    if labelled:
+        run = run.append_column("label", pa.array([judgments.get((q, d), 0) for q, d, _ in rows],
+                                                  pa.int64()))
+        qrels = None
+    measures = MEASURES[:3] if labelled else MEASURES
+
+    def evaluate():
+        return fastndcg.evaluate(run, qrels=qrels, ties="trec", measure=measures,
+                                 batch_rows=batch_rows, explain=True).per_query
+
+    got = evaluate()
+    with mock.patch.object(fastndcg._core, "tied_queries", _all_queries_ordered):
+        every = evaluate()
+    assert got.equals(every)
+    # trec_eval's ndcg (linear gains); the ideal list is the query's judgments (in
+    # list mode: its labels)
+    by_q = defaultdict(list)
+    for q, d, s in rows:
+        by_q[q].append((str(d), s, judgments.get((q, d), 0)))
+    ideal = defaultdict(list)
+    for (q, _), g in judgments.items():
+        ideal[q].append(g)
+    want = {q: [reference.ndcg_query([s for _, s, _ in it], [g for _, _, g in it], c,
+                                     gain="linear", ties="trec", doc_ids=[d for d, _, _ in it],
+                                     ideal_labels=None if labelled else ideal[q])
+                for c in (1, 5, None)]
+            for q, it in by_q.items() if labelled or q in ideal}
+    values = {q: [got[n][i].as_py() for n in ("ndcg@1", "ndcg@5", "ndcg")]
+              for i, q in enumerate(got["query_id"].to_pylist())}
+    assert set(values) == set(want)
+    for q, v in values.items():
+        np.testing.assert_allclose(v, want[q], rtol=1e-12, atol=1e-15)
 
 
 # --------------------------------------------------------------------------- TREC readers

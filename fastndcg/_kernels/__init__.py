@@ -42,7 +42,7 @@ _WHERE = {
     "Lists": "bundles", "Ideal": "bundles", "Rules": "bundles", "Measures": "bundles",
     "Outputs": "bundles",
     "scan_values": "scan", "scan_chunk": "scan", "column_totals": "scan",
-    "join_docs": "join", "trec_keys": "join", "index_ids": "join", "lookup_ids": "join",
+    "join_docs": "join", "trec_keys": "join", "tied_groups": "join", "index_ids": "join", "lookup_ids": "join",
     "id_hashes": "join", "line_up": "join",
     "pack_short": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",

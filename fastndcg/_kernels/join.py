@@ -1,5 +1,6 @@
 """Per-query document-id kernels: the qrels join, duplicate ids, two sets of
-judgments lined up, trec_eval's tie order, and an index of query ids.
+judgments lined up, trec_eval's tie order (and which queries' scores tie, the
+only ones that need it), and an index of query ids.
 
 Ids are either integers (int64: never turned into text) or strings (Arrow's
 bytes and int64 offsets), passed as a pair ``(values, offsets)`` (``offsets``
@@ -351,41 +352,139 @@ def _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order):
         _finish(v, off, lo, hi, keys, low, skip, scratch, out_order)
 
 
-def trec_keys(goff, ids, chunks, keys, skips):
-    """For sorting outside the kernels (NumPy's vectorised sort of the rows of a 2-D
-    array): keys[g, :n] <- the packed sort keys of group g's n rows, the rest of the
-    row all ones (sorting last: no key of a UTF-8 string or an int64 has them);
-    skips[g] <- the prefix bytes the keys skip. Chunks of groups run on several
-    threads (:func:`.threads.run_chunks`)."""
-    run_chunks(len(chunks) - 1,
-               lambda c: _trec_keys_chunk(chunks[c], chunks[c + 1], goff, ids, keys, skips))
+def trec_keys(goff, ids, groups, chunks, keys, skips):
+    """For trec_eval's order sorted outside the kernels (NumPy's vectorised sort of
+    the rows of a 2-D array: several times faster than a sort inside them):
+    keys[i, :n] <- the packed sort keys of the n rows of group ``groups[i]``, the
+    rest of the row all ones (sorting last: no key of a UTF-8 string or an int64
+    has them), each row then sorted ascending; skips[i] <- the prefix bytes the
+    keys skip. Chunks of ``groups`` (bounds ``chunks``) run on several threads
+    (:func:`.threads.run_chunks`; NumPy sorts without holding the GIL), each
+    sorting its rows while they are in cache."""
+    def work(c):
+        i0, i1 = chunks[c], chunks[c + 1]
+        _trec_keys_chunk(i0, i1, goff, ids, groups, keys, skips)
+        keys[i0:i1].sort(axis=1)
+    run_chunks(len(chunks) - 1, work)
 
 
 @kernel
-def _trec_keys_chunk(g0, g1, goff, ids, keys, skips):
+def _trec_keys_chunk(i0, i1, goff, ids, groups, keys, skips):
     v, off = ids
-    for g in range(g0, g1):
+    for i in range(i0, i1):
+        g = groups[i]
         lo = goff[g]
         hi = goff[g + 1]
         skip = _skip(v, off, lo, hi)
-        skips[g] = skip
-        row = keys[g]
+        skips[i] = skip
+        row = keys[i]
         _pack_keys(v, off, lo, hi, skip, row)
         row[hi - lo:] = _ALL
 
 
+_SIGN = {8: np.uint64(1 << 63), 4: np.uint64(1 << 31)}
+_INF = {8: np.uint64(0x7FF0000000000000), 4: np.uint64(0x7F800000)}
+
+
+def _score_key(b):
+    """(key, nan) of a score given by its bits: keys in the scores' order, equal
+    exactly when the scores compare equal (-0.0 takes 0.0's key), and whether
+    the score is NaN."""
+
+
+@overload(_score_key)
+def _score_key_impl(b):
+    size = b.bitwidth // 8
+    sign, inf = _SIGN[size], _INF[size]
+    ones = np.uint64((1 << (8 * size)) - 1)
+
+    def impl(b):
+        x = np.uint64(b)
+        if x == sign:
+            x = np.uint64(0)
+        nan = (x & ~sign) > inf
+        return ((~x & ones) if x & sign else (x | sign)), nan
+    return impl
+
+
+def tied_groups(goff, bits, chunks, out):
+    """out[g] <- 1 when two scores of group g (rows goff[g]:goff[g+1]) are equal
+    (-0.0 equals 0.0) or one is NaN, else 0: whether the order of the group's rows
+    can decide its ranking (trec_eval's order is needed only then). ``bits``: the
+    scores viewed as unsigned integers of their width (uint64 for float64, uint32
+    for float32). A hash set of each group's scores (a scratch table per chunk,
+    reused, as :func:`join_docs` keeps one), left at the first equal pair. Chunks
+    of groups run on several threads (:func:`.threads.run_chunks`)."""
+    run_chunks(len(chunks) - 1,
+               lambda c: _tied_chunk(chunks[c], chunks[c + 1], goff, bits, out))
+
+
+@register_jitable
+def _has_tie(bits, lo, hi, rows, keys, shift, mask):
+    """Whether two of the scores lo..hi-1 are equal or one is NaN. Scores in
+    descending (or ascending) order, as runs usually come, tie exactly where
+    neighbours are equal: one pass. Otherwise a hash set of the scores (slots
+    holding a row below ``lo`` are empty)."""
+    sorted_to = lo
+    up = 0  # the direction seen so far: 0 none, 1 ascending, -1 descending
+    prev = np.uint64(0)
+    for r in range(lo, hi):
+        x, nan = _score_key(bits[r])
+        if nan:
+            return True
+        if r > lo:
+            if x == prev:
+                return True
+            step = 1 if x > prev else -1
+            if up == 0:
+                up = step
+            elif step != up:
+                break
+        prev = x
+        sorted_to = r + 1
+    if sorted_to == hi:
+        return False
+    for r in range(lo, hi):
+        x, nan = _score_key(bits[r])
+        if nan:
+            return True
+        h = (x * _K) >> shift
+        while True:
+            s = rows[h]
+            if s < lo:
+                rows[h] = r
+                keys[h] = x
+                break
+            if keys[h] == x:
+                return True
+            h = (h + _ONE) & mask
+    return False
+
+
+@kernel
+def _tied_chunk(g0, g1, goff, bits, out):
+    longest = 1
+    for g in range(g0, g1):
+        longest = max(longest, goff[g + 1] - goff[g])
+    size, shift, mask = _table_size(longest)
+    rows = np.full(size, -1, np.int64)
+    keys = np.empty(size, np.uint64)
+    for g in range(g0, g1):
+        out[g] = _has_tie(bits, goff[g], goff[g + 1], rows, keys, shift, mask)
+
+
 def join_docs(goff, ids, hashes, judged_q, joff, jids, jhashes, chunks, want_order,
-              sorted_keys, skips, out_match, out_order, first_dup):
+              key_rows, sorted_keys, skips, out_match, out_order, first_dup):
     """Per group g: each row's judgment and, with ``want_order``, trec_eval's order.
 
     ``out_match[row]`` <- the position t in ``jids`` of the row's id among the
     judgments of group ``judged_q[g]`` (joff[jq]:joff[jq+1]), or -1 (unjudged, or
     ``judged_q[g]`` is -1).
-    ``out_order[goff[g]:goff[g+1]]`` <- the group's rows in document id
-    *descending* string order (only with ``want_order``), from the rows of
-    ``sorted_keys`` (:func:`trec_keys`, sorted) and ``skips`` when given, else
-    sorted here. ``first_dup[g]`` <- a row whose id another row of the group has
-    too, or -1.
+    ``out_order[goff[g]:goff[g+1]]`` <- (only with ``want_order``) the group's rows
+    in document id *descending* string order when ``key_rows[g] >= 0``, else in
+    their input order: the sorted keys of row ``key_rows[g]`` of ``sorted_keys``
+    (:func:`trec_keys`, sorted) and ``skips`` when given, else sorted here.
+    ``first_dup[g]`` <- a row whose id another row of the group has too, or -1.
 
     One hash set of the group's ids per group (a scratch table per chunk, reused:
     entries of earlier groups hold rows below the group's first row and count as
@@ -396,7 +495,7 @@ def join_docs(goff, ids, hashes, judged_q, joff, jids, jhashes, chunks, want_ord
     several threads (:func:`.threads.run_chunks`), each with its own table."""
     run_chunks(len(chunks) - 1, lambda c: _join_chunk(
         chunks[c], chunks[c + 1], goff, ids, hashes, judged_q, joff, jids, jhashes,
-        want_order, sorted_keys, skips, out_match, out_order, first_dup))
+        want_order, key_rows, sorted_keys, skips, out_match, out_order, first_dup))
 
 
 def id_hashes(ids, out):
@@ -477,7 +576,7 @@ def _find_judged(v, off, jv, joff, jid_hash, t0, t1, lo, rows, hashes, shift, ma
 
 @kernel
 def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want_order,
-                sorted_keys, skips, out_match, out_order, first_dup):
+                key_rows, sorted_keys, skips, out_match, out_order, first_dup):
     v, off = ids
     jv, joff_ = jids
     longest = 1
@@ -499,14 +598,20 @@ def _join_chunk(g0, g1, goff, ids, id_hash, judged_q, joff, jids, jid_hash, want
         if jq >= 0 and hi > lo:
             _find_judged(v, off, jv, joff_, jid_hash, joff[jq], joff[jq + 1], lo, rows, hashes,
                          shift, mask, out_match)
-        if want_order and len(sorted_keys):
+        if not want_order:
+            continue
+        k = key_rows[g]
+        if k < 0:
+            for r in range(lo, hi):
+                out_order[r] = r
+        elif len(sorted_keys):
             n = hi - lo
             bits = 0
             while (1 << bits) < n:
                 bits += 1
-            _finish(v, off, lo, hi, sorted_keys[g], np.uint64((1 << bits) - 1), skips[g],
+            _finish(v, off, lo, hi, sorted_keys[k], np.uint64((1 << bits) - 1), skips[k],
                     scratch, out_order)
-        elif want_order:
+        else:
             _descending(v, off, lo, hi, keys, scratch, counts, stack, out_order)
 
 
