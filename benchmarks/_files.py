@@ -119,7 +119,8 @@ def _ids(numbers: np.ndarray, prefix: str, kind: str) -> pa.Array:
 
 
 def _run_qrels_block(first: int, n_q: int, n_docs: int, extra: int, judged_share: float,
-                     unjudged: np.ndarray, seed: int, kind: str) -> tuple[pa.Table, pa.Table]:
+                     unjudged: np.ndarray, seed: int, kind: str,
+                     decimals: int | None = 1) -> tuple[pa.Table, pa.Table]:
     rng = np.random.default_rng([seed, first // _QRELS_BLOCK])
     pool = n_docs + extra
     # distinct document numbers of varied digit counts, so that trec_eval's tie rule
@@ -128,7 +129,9 @@ def _run_qrels_block(first: int, n_q: int, n_docs: int, extra: int, judged_share
     docs = docs - docs % pool + np.arange(pool)  # distinct within a query
     relevance = rng.choice(4, size=(n_q, pool), p=[0.55, 0.25, 0.13, 0.07])
     noise = rng.normal(0.0, 0.6, size=(n_q, n_docs))
-    scores = np.round(0.5 * relevance[:, :n_docs] + noise, 1) + 0.0  # 1 decimal: many ties
+    scores = 0.5 * relevance[:, :n_docs] + noise
+    if decimals is not None:  # (1 decimal: many ties)
+        scores = np.round(scores, decimals) + 0.0
     order = np.argsort(-scores, axis=1, kind="stable")  # rows by rank, ties in random order
     qnum = np.arange(first, first + n_q, dtype=np.int64)
     run = pa.table([_ids(np.repeat(qnum, n_docs), "q", kind),
@@ -148,11 +151,12 @@ def _run_qrels_block(first: int, n_q: int, n_docs: int, extra: int, judged_share
 def write_run_qrels(folder: str | os.PathLike, n_queries: int, kind: str = "int64", *,
                     n_docs: int = 100, extra: int = 10, judged_share: float = 0.30,
                     seed: int = 0, row_group_rows: int = 1 << 20,
-                    suffix: str = "") -> tuple[str, str, int, int]:
+                    suffix: str = "", decimals: int | None = 1) -> tuple[str, str, int, int]:
     """A Parquet run and its Parquet qrels in ``folder``; (run, qrels, run rows, judgments).
 
     * run ``run-<kind>.parquet``: ``query_id``, ``doc_id``, ``score`` (float64,
-      1 decimal, so scores tie and trec_eval's rule decides); ``n_queries``
+      ``decimals`` decimals: with 1, scores tie and trec_eval's rule decides; with
+      None, all digits, as a model's scores, which do not tie); ``n_queries``
       queries of ``n_docs`` rows, in rank order (score descending, ties in
       random order); ids int64 (``kind="int64"``) or strings ``q<n>`` /
       ``doc<n>`` (``kind="string"``); document numbers have 1..9 digits
@@ -177,7 +181,7 @@ def write_run_qrels(folder: str | os.PathLike, n_queries: int, kind: str = "int6
         for first in range(0, n_queries, _QRELS_BLOCK):
             n_q = min(_QRELS_BLOCK, n_queries - first)
             run, qrels = _run_qrels_block(first, n_q, n_docs, extra, judged_share, unjudged,
-                                          seed, kind)
+                                          seed, kind, decimals)
             pending.append(run)
             if sum(t.num_rows for t in pending) >= row_group_rows:
                 run_w.write_table(pa.concat_tables(pending), row_group_size=row_group_rows)

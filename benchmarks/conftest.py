@@ -69,9 +69,11 @@ def parquet_log(_input_dir):
 
 @pytest.fixture(scope="session")
 def run_qrels(_input_dir):
-    """``run_qrels(kind)`` -> (run, qrels, run rows, judgments), Parquet files."""
+    """``run_qrels(kind, **options)`` -> (run, qrels, run rows, judgments), Parquet files
+    (options: :func:`benchmarks._files.write_run_qrels`'s)."""
     queries = _data.shapes()["qrels_queries"]
-    return functools.cache(lambda kind: _files.cached_run_qrels(_input_dir, queries, kind))
+    return functools.cache(lambda kind, **options: _files.cached_run_qrels(
+        _input_dir, queries, kind, **options))
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,9 @@ Groups ``qrels-int64`` and ``qrels-string`` (qrels mode): a Parquet run of ~100
 documents a query (full: 200,000 queries, 20M rows) and its Parquet qrels (~30%
 of the run's rows judged plus 10 judged documents a query that the run does not
 retrieve; 1% of the queries unjudged), with int64 ids and with string ids
-(``_files.write_run_qrels``):
+(``_files.write_run_qrels``), scores of 1 decimal (every query has tied scores,
+which trec_eval's rule orders); group ``qrels-int64-distinct``: the same with
+scores of all their digits, as a model gives them (no ties):
 
 * ``fastndcg.evaluate(run, qrels=qrels, ties="trec", k=[10])``;
 * DuckDB: the run left-joined to the qrels (unjudged = grade 0), trec_eval's tie
@@ -112,12 +114,14 @@ def test_list_peer(benchmark, list_pair, peer):
 
 # --------------------------------------------------------------------------- qrels mode
 
-@pytest.fixture(scope="module", params=["int64", "string"])
+@pytest.fixture(scope="module", params=["int64", "string", "int64-distinct"])
 def qrels_pair(request, run_qrels) -> Pair:
-    run, qrels, n_rows, n_judged = run_qrels(request.param)
+    kind, _, scores = request.param.partition("-")
+    options = {"decimals": None} if scores == "distinct" else {}
+    run, qrels, n_rows, n_judged = run_qrels(kind, **options)
     runner = P.fastndcg_parquet(run, K, qrels=qrels, ties="trec", n_rows=n_rows)
-    return Pair(f"qrels-{request.param}", runner, (run, qrels), ids=request.param,
-                ties="trec", judgments=n_judged)
+    return Pair(f"qrels-{request.param}", runner, (run, qrels), ids=kind,
+                ties="trec", judgments=n_judged, scores="distinct" if scores else "1 decimal")
 
 
 def test_qrels_fastndcg(benchmark, qrels_pair):
