@@ -377,10 +377,10 @@ def tied_queries(offsets: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
 
 def work_chunks(offsets: np.ndarray, ioffsets: np.ndarray) -> np.ndarray:
     """Query boundaries splitting the batch into chunks of about equal work."""
-    import numba
+    from ._kernels.threads import thread_count
 
     n_q = len(offsets) - 1
-    n_chunks = max(1, min(n_q, 8 * numba.get_num_threads()))
+    n_chunks = max(1, min(n_q, 8 * thread_count()))
     cost = offsets[1:] + 8 * np.arange(1, n_q + 1)  # rows plus a per-query overhead
     if ioffsets is not offsets:
         cost = cost + ioffsets[1:]

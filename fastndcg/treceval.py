@@ -620,8 +620,13 @@ def _top(table, max_docs: int):
 
         scores = np.ascontiguousarray(as_numpy(grouped.column("score")), np.float64)
         keep = np.ones(grouped.num_rows, bool)
-        unsure = np.zeros(len(longer), bool)  # (a NaN score: NumPy's order below)
-        at_or_above_kth(chunk.offsets, longer.astype(np.int64), scores, max_docs, keep, unsure)
+        # queries left to NumPy's partition below: all of a few hundred (loading the
+        # compiled pass costs more than they do), else those with a NaN score
+        unsure = np.ones(len(longer), bool)
+        if len(longer) >= 256:
+            unsure[:] = False
+            at_or_above_kth(chunk.offsets, longer.astype(np.int64), scores, max_docs, keep,
+                            unsure)
         for a, e in zip(starts[longer[unsure]].tolist(), ends[longer[unsure]].tolist()):
             # the max_docs-th largest score, ties with it kept: sorted exactly below
             part = scores[a:e]

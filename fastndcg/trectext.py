@@ -169,9 +169,9 @@ def _pieces(data: bytes) -> list:
     """Where a file's pieces start (and, last, its length): one a thread (Numba's
     count) for a file of 4 MiB or more, each cut right after a ``\\n`` (a line end
     by both sets of rules), so each piece starts a line."""
-    import numba
+    from ._kernels.threads import thread_count
 
-    n = min(numba.get_num_threads(), len(data) // _PIECE)
+    n = min(thread_count(), len(data) // _PIECE)
     cuts = [0]
     for i in range(1, n):
         at = data.find(b"\n", max(cuts[-1], len(data) * i // n))

@@ -241,7 +241,12 @@ def _trec_text() -> Callable[[], None]:
                 f.write("q1 0 d1 2\n")
             io.read_trec_run(run_path)
             io.read_trec_qrels(qrels_path)
-            # -M's selection of each query's top rows (a query longer than -M)
+            # -M's selection of each query's top rows, on a run of many queries
+            with open(run_path, "w") as f:
+                f.writelines(f"q{q} Q0 d{d} {d} {d / 2} tag\n" for q in range(300)
+                             for d in range(3))
+            with open(qrels_path, "w") as f:
+                f.writelines(f"q{q} 0 d1 1\n" for q in range(300))
             treceval.run(treceval.parse_args(["-q", "-M", "1", "-m", "num_ret", qrels_path,
                                               run_path]), out=_io.StringIO())
         print_lines(["map\t", "num_ret\t", "runid\t"], ["fixed4", "long", "text"],

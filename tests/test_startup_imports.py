@@ -216,3 +216,20 @@ def test_cached_kernels_load_without_numba_s_registries(tmp_path):
                                           "numba.typed.typeddict", "numba.np.npdatetime")
               or m.startswith("scipy.linalg")]  # (Numba's import checks scipy's version)
     assert not loaded, f"loading cached kernels imported {loaded}"
+
+
+def test_thread_count_without_starting_numbas_threads():
+    """The kernels' thread count is Numba's, read without starting Numba's threading
+    layer (which only Numba's own parallel loops use), and follows
+    numba.set_num_threads once a caller sets it."""
+    code = ("import json, numba\nfrom numba.np.ufunc import parallel\n"
+            "from fastndcg._kernels.threads import thread_count\n"
+            "first = thread_count(); started = parallel._is_initialized\n"
+            "numba.set_num_threads(1); one = thread_count()\n"
+            "print(json.dumps([first, started, one, numba.config.NUMBA_NUM_THREADS]))")
+    for env in ({}, {"NUMBA_NUM_THREADS": "2"}):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120, env=dict(os.environ, **env))
+        assert done.returncode == 0, done.stderr
+        first, started, one, configured = json.loads(done.stdout.strip().splitlines()[-1])
+        assert (first, started, one) == (configured, False, 1)

@@ -76,6 +76,13 @@ for ids in ("int", "str"):
         with contextlib.redirect_stdout(io.StringIO()):
             assert cli.main(["trec_eval", "-q", "-m", "all_trec", qp, rp]) == 0
             assert cli.main(["trec_eval", "-q", "-M", "5", "-m", "official", qp, rp]) == 0
+        with open(rp, "w") as f:  # -M on a run of many queries
+            f.write("".join(f"q{a} Q0 d{b} {b} {s} t\n"
+                            for a in range(400) for b, s in enumerate(sc[:3])))
+        with open(qp, "w") as f:
+            f.write("".join(f"q{a} 0 d1 1\n" for a in range(400)))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert cli.main(["trec_eval", "-q", "-c", "-M", "2", "-m", "P.5", qp, rp]) == 0
 
 new = sorted(signatures() - after_warmup)
 print("REPORT " + json.dumps({"new": new, "describe": report.describe(),

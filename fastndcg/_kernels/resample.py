@@ -29,14 +29,12 @@ from numba import uint64
 
 from ._jit import kernel
 from .hashing import mix64
-from .threads import run_chunks
+from .threads import run_chunks, thread_count
 
 
 def _over_jobs(n_jobs: int, run) -> None:
     """``run(j0, j1)`` over jobs 0..n_jobs in slices, on several threads."""
-    import numba
-
-    n_slices = max(1, min(n_jobs, 8 * numba.get_num_threads()))
+    n_slices = max(1, min(n_jobs, 8 * thread_count()))
     edges = [n_jobs * i // n_slices for i in range(n_slices + 1)]
     run_chunks(n_slices, lambda c: run(np.int64(edges[c]), np.int64(edges[c + 1])))
 

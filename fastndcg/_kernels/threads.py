@@ -35,14 +35,27 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def thread_count() -> int:
+    """Numba's thread count (``numba.set_num_threads``, else ``NUMBA_NUM_THREADS``),
+    without starting Numba's threading layer where nothing has started it yet:
+    ``numba.get_num_threads()`` starts it (~4 ms a process, its library loaded and its
+    threads started), and no kernel runs Numba's own parallel loops. Until it is
+    started, ``set_num_threads`` has not been called (it starts it), so the count is
+    the configured one."""
+    import numba
+    from numba.np.ufunc import parallel
+
+    if not getattr(parallel, "_is_initialized", True):
+        return numba.config.NUMBA_NUM_THREADS
+    return numba.get_num_threads()
+
+
 def run_chunks(n_chunks: int, work: Callable, scratch: Callable | None = None) -> None:
     """``work(c)`` for every chunk c in range(n_chunks), on up to Numba's thread
     count of threads (the calling thread is one of them). With ``scratch``, each
     thread calls it once and passes what it returned: ``work(c, scratch_of_thread)``
     (the kernels allocate nothing themselves)."""
-    import numba
-
-    n_threads = min(n_chunks, numba.get_num_threads())
+    n_threads = min(n_chunks, thread_count())
     if scratch is not None:
         plain = work
 
