@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from functools import lru_cache
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -78,6 +77,8 @@ def fallback_dir() -> str:
         user = getpass.getuser()
     except Exception:  # no user name in some containers
         user = str(os.getuid()) if hasattr(os, "getuid") else "user"
+    import tempfile
+
     return os.path.join(tempfile.gettempdir(), f"fastndcg-cache-{user}")
 
 

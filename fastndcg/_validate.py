@@ -14,7 +14,6 @@ import numbers
 import os
 import re
 import stat
-import tempfile
 from typing import Iterable, Mapping
 
 MAX_SHOWN = 60  # characters of an offending value shown in a message
@@ -191,6 +190,8 @@ def output_path(value, name: str, inputs: Iterable = (), *, exts: tuple = (),
     while probe and not os.path.exists(probe):
         probe = os.path.dirname(probe)
     try:  # a real probe: permissions alone miss read-only mounts and /proc
+        import tempfile
+
         tempfile.TemporaryFile(dir=probe or ".").close()
     except OSError as err:
         raise ValueError(f"{name} {shown(raw)}: cannot write in {shown(probe)} "

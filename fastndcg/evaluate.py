@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -632,6 +631,8 @@ def _rerun_staged(src: io.Source, opts: Options, judged: list, names: list | Non
                   lining: Lining | None = None) -> list[Report]:
     if lining is not None:
         lining.reset()
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="fastndcg-stage-") as tmp:
         staged = [Output(os.path.join(tmp, f"per_query-{i}"), []) for i in range(len(judged))]
         reports = _run_sets(src, opts, judged, staged, False, names, lining)

@@ -317,6 +317,19 @@ class Scored(Rows):
     judged: np.ndarray | None = None  # qrels mode: judged query indices seen
 
 
+_TIE_CHECK_ROWS = 1 << 17  # a smaller chunk is ordered whole: the check would cost more
+
+
+def _tied(chunk: Chunk, scores: np.ndarray) -> np.ndarray | None:
+    """The queries of ``chunk`` whose scores tie (:func:`fastndcg._core.tied_queries`),
+    or all of them for a chunk of fewer rows than ``_TIE_CHECK_ROWS``, where loading
+    and running the check costs more than ordering every query."""
+    if chunk.table.num_rows < _TIE_CHECK_ROWS:
+        n_q = len(chunk.offsets) - 1
+        return np.ones(n_q, bool) if n_q else None
+    return C.tied_queries(chunk.offsets, scores)
+
+
 class Scorer:
     """Scores chunks of whole queries: list mode, or qrels mode with ``qrels``."""
 
@@ -344,7 +357,7 @@ class Scorer:
             scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
         order = tied = None
         if opts.ties == "trec":  # the order matters only where scores tie
-            tied = C.tied_queries(chunk.offsets, scores)
+            tied = _tied(chunk, scores)
             if self.qrels is None:
                 order = trec_order(chunk, opts.doc, tied)
         if opts.ties == "ranx" and not opts.in_order:

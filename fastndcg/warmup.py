@@ -164,6 +164,7 @@ def _tables(int_ids: bool):
 
 
 def _qrels_mode(int_ids: bool) -> Callable[[], None]:
+    from ._core import tied_queries
     from .evaluate import evaluate
 
     def run():
@@ -174,6 +175,10 @@ def _qrels_mode(int_ids: bool) -> Callable[[], None]:
         # float32 scores: the check of tied scores reads them as 32-bit words
         run32 = run_t.set_column(2, "score", run_t.column(2).cast("float32"))
         evaluate(run32, qrels=qrels_t, ties="trec", k=[10], per_query=False)
+        # the check itself (runs this small are ordered whole, without it)
+        offsets = np.array([0, 2, 4], np.int64)
+        for dtype in (np.float64, np.float32):
+            tied_queries(offsets, np.array([1.0, 1.0, 2.0, 1.0], dtype))
     return run
 
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastndcg
-from fastndcg import io, qrels, reference
+from fastndcg import io, partition, qrels, reference
 from fastndcg.chunks import Chunk
 from fastndcg.qrels import _per_query, kernel_ids
 
@@ -387,13 +387,15 @@ def test_only_tie_between_first_and_last_rows_is_broken_by_doc_id(doc_type, labe
     want = [reference.ndcg_query(scores, labels, c, ties="trec", doc_ids=[str(d) for d in docs])
             for c in (1, 3)]
     assert want[0] == 1.0
-    if labelled:
-        report = fastndcg.evaluate(table.append_column("label", pa.array(labels)), ties="trec",
-                                   k=[1, 3])
-    else:
-        qrels = pa.table({"query_id": [7], "doc_id": ids[-1:], "label": pa.array([3])})
-        report = fastndcg.evaluate(table, qrels=qrels, ties="trec", k=[1, 3])
-    assert [report.per_query[f"ndcg@{c}"][0].as_py() for c in (1, 3)] == want
+    for check_from in (0, partition._TIE_CHECK_ROWS):  # the check, and a small chunk whole
+        with mock.patch.object(partition, "_TIE_CHECK_ROWS", check_from):
+            if labelled:
+                report = fastndcg.evaluate(table.append_column("label", pa.array(labels)),
+                                           ties="trec", k=[1, 3])
+            else:
+                qrels = pa.table({"query_id": [7], "doc_id": ids[-1:], "label": pa.array([3])})
+                report = fastndcg.evaluate(table, qrels=qrels, ties="trec", k=[1, 3])
+        assert [report.per_query[f"ndcg@{c}"][0].as_py() for c in (1, 3)] == want
 
 
 MEASURES = ["ndcg_cut_1", "ndcg_cut_5", "ndcg", "map", "recip_rank", "P_3", "recall_5",
@@ -451,10 +453,11 @@ def test_tied_queries_only_equal_every_query_ordered_and_reference(case, doc_typ
         return fastndcg.evaluate(run, qrels=qrels, ties="trec", measure=measures,
                                  batch_rows=batch_rows, explain=True).per_query
 
-    got = evaluate()
-    with mock.patch.object(fastndcg._core, "tied_queries", _all_queries_ordered):
-        every = evaluate()
-    assert got.equals(every)
+    with mock.patch.object(partition, "_TIE_CHECK_ROWS", 0):  # every chunk checked
+        got = evaluate()
+        with mock.patch.object(fastndcg._core, "tied_queries", _all_queries_ordered):
+            every = evaluate()
+    assert got.equals(every) and evaluate().equals(every)  # and small chunks ordered whole
     # trec_eval's ndcg (linear gains); the ideal list is the query's judgments (in
     # list mode: its labels)
     by_q = defaultdict(list)

@@ -64,6 +64,13 @@ for ids in ("int", "str"):
     fastndcg.evaluate(run, qrels=qrels, k=10, ties="average")
     fastndcg.compare(log, ["score", "score_b"], k=10, n_resamples=300)
     fastndcg.agreement(qrels, qrels.set_column(2, "label", pa.array(lab[::-1] / 2)))
+    if ids == "int":  # a chunk large enough for the check of tied scores
+        big_q = np.repeat(np.arange(1500), 100)
+        big = pa.table({"query_id": big_q, "doc_id": np.tile(np.arange(100), 1500),
+                        "score": rng.random(len(big_q))})
+        for dtype in ("float64", "float32"):
+            fastndcg.evaluate(big.set_column(2, "score", big.column(2).cast(dtype)),
+                              qrels=qrels, ties="trec", k=10, per_query=False)
     # the trec_eval command on its own text files (all_trec: relstring; -M)
     import contextlib, io, os, tempfile
     from fastndcg import cli

@@ -53,10 +53,11 @@ def _one_line(show):
     to ``show``."""
     from .._cache import PackageCacheWarning
     from ..presets import GradeWarning
-    from .parser import PROG
 
     def one_line(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, (GradeWarning, PackageCacheWarning)):
+            from .parser import PROG  # (argparse: not imported by trec_eval's command)
+
             print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)

@@ -4,7 +4,10 @@ byte for byte. The parser lists the subcommand for ``--help`` only."""
 
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (argparse itself is not imported by trec_eval's command)
+    import argparse
 
 HELP = ("trec_eval's command line (trec_eval [-q] [-c] [-m MEASURE]... QRELS RUN), its output "
         "byte for byte; fastndcg trec_eval -h for more")
