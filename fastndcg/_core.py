@@ -375,6 +375,25 @@ def tied_queries(offsets: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
     return tied if tied.any() else None
 
 
+def at_or_above_kth(offsets: np.ndarray, groups: np.ndarray, scores: np.ndarray,
+                    k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keep, unsure): for each group of ``groups`` (CSR ``offsets``, each longer than
+    ``k``), whether each row's score is at or above the group's k-th largest (ties
+    with it kept; rows of other groups: True), and which of ``groups`` hold a NaN
+    score, left for the caller to order (keep is True there).
+
+    >>> keep, unsure = at_or_above_kth(np.array([0, 4]), np.array([0]),
+    ...                                np.array([3.0, 1.0, 2.0, 2.0]), 2)
+    >>> keep.tolist(), unsure.tolist()
+    ([True, False, True, True], [False])
+    """
+    keep = np.ones(int(offsets[-1]), bool)
+    unsure = np.zeros(len(groups), bool)
+    K.at_or_above_kth(frozen(np.asarray(offsets, np.int64)), frozen(np.asarray(groups, np.int64)),
+                      frozen(np.asarray(scores, np.float64)), int(k), keep, unsure)
+    return keep, unsure
+
+
 def work_chunks(offsets: np.ndarray, ioffsets: np.ndarray) -> np.ndarray:
     """Query boundaries splitting the batch into chunks of about equal work."""
     from ._kernels.threads import thread_count

@@ -616,17 +616,15 @@ def _top(table, max_docs: int):
     starts, ends = chunk.offsets[:-1], chunk.offsets[1:]
     longer = np.flatnonzero(ends - starts > max_docs)
     if len(longer):
-        from ._kernels.rank import at_or_above_kth
+        from ._core import at_or_above_kth
 
-        scores = np.ascontiguousarray(as_numpy(grouped.column("score")), np.float64)
-        keep = np.ones(grouped.num_rows, bool)
+        scores = as_numpy(grouped.column("score"))
         # queries left to NumPy's partition below: all of a few hundred (loading the
         # compiled pass costs more than they do), else those with a NaN score
-        unsure = np.ones(len(longer), bool)
         if len(longer) >= 256:
-            unsure[:] = False
-            at_or_above_kth(chunk.offsets, longer.astype(np.int64), scores, max_docs, keep,
-                            unsure)
+            keep, unsure = at_or_above_kth(chunk.offsets, longer, scores, max_docs)
+        else:
+            keep, unsure = np.ones(grouped.num_rows, bool), np.ones(len(longer), bool)
         for a, e in zip(starts[longer[unsure]].tolist(), ends[longer[unsure]].tolist()):
             # the max_docs-th largest score, ties with it kept: sorted exactly below
             part = scores[a:e]

@@ -229,9 +229,8 @@ def _agreement() -> Callable[[], None]:
 
 
 def _trec_text() -> Callable[[], None]:
-    import io as _io
-
-    from . import io, treceval
+    from . import io
+    from ._core import at_or_above_kth
     from .trectext import print_lines
 
     def run():
@@ -246,14 +245,9 @@ def _trec_text() -> Callable[[], None]:
                 f.write("q1 0 d1 2\n")
             io.read_trec_run(run_path)
             io.read_trec_qrels(qrels_path)
-            # -M's selection of each query's top rows, on a run of many queries
-            with open(run_path, "w") as f:
-                f.writelines(f"q{q} Q0 d{d} {d} {d / 2} tag\n" for q in range(300)
-                             for d in range(3))
-            with open(qrels_path, "w") as f:
-                f.writelines(f"q{q} 0 d1 1\n" for q in range(300))
-            treceval.run(treceval.parse_args(["-q", "-M", "1", "-m", "num_ret", qrels_path,
-                                              run_path]), out=_io.StringIO())
+        # -M's selection of each query's top rows (a run of many long queries)
+        at_or_above_kth(np.array([0, 3], np.int64), np.array([0], np.int64),
+                        np.array([1.0, 3.0, 2.0]), 1)
         print_lines(["map\t", "num_ret\t", "runid\t"], ["fixed4", "long", "text"],
                     [[0.5], [3], ["tag"]], ["q1"])
     return run

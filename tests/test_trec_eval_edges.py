@@ -240,14 +240,12 @@ def test_top_rows_of_each_query_as_numpy_partitions(groups, k):
     (NaN ordered last), on tie-heavy scores."""
     import numpy as np
 
-    from fastndcg._kernels.rank import at_or_above_kth
+    from fastndcg._core import at_or_above_kth
 
     offsets = np.cumsum([0] + [len(g) for g in groups]).astype(np.int64)
     scores = np.array([s for g in groups for s in g], np.float64)
     longer = np.flatnonzero(np.diff(offsets) > k).astype(np.int64)
-    keep = np.ones(len(scores), bool)
-    unsure = np.zeros(len(longer), bool)
-    at_or_above_kth(offsets, longer, scores, k, keep, unsure)
+    keep, unsure = at_or_above_kth(offsets, longer, scores, k)
     for j, g in enumerate(longer):
         part = scores[offsets[g]:offsets[g + 1]]
         assert unsure[j] == bool(np.isnan(part).any())

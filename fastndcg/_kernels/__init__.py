@@ -46,7 +46,7 @@ _WHERE = {
     "id_hashes": "join", "line_up": "join",
     "pack_short": "join",
     "hash_int64": "hashing", "hash_strings": "hashing",
-    "run_starts_int64": "runs", "argsort_order": "rank",
+    "run_starts_int64": "runs", "argsort_order": "rank", "at_or_above_kth": "rank",
     "nested_columns": "nested",
     "bootstrap_means": "resample", "signflip_means": "resample", "signflip_exact": "resample",
     "sign_table": "resample",
