@@ -328,8 +328,25 @@ def _table_source(table: pa.Table, roles: dict[str, str], describe: str,
     cols = list(roles)
     table = table.select(cols)
     return Source(describe, cols, table.num_rows,
-                  lambda columns: iter(table.select(columns).to_batches(max_chunksize=batch_rows)),
+                  lambda columns: _even_batches(table.select(columns), batch_rows),
                   schema=table.schema)
+
+
+def _even_batches(table: pa.Table, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The rows of ``table`` in batches of ``batch_rows`` (the last one shorter),
+    wherever its chunks begin: the batches, and so the order in which means are
+    summed, do not depend on how the table was cut into chunks (a TREC file read in
+    one piece a thread, a table built chunk by chunk). A batch that spans two chunks
+    is put together: a copy of its own rows only."""
+    if table.num_rows == 0:
+        yield from table.to_batches(max_chunksize=batch_rows)
+        return
+    for start in range(0, table.num_rows, batch_rows):
+        part = table.slice(start, batch_rows)
+        batches = part.to_batches()
+        if len(batches) != 1:
+            batches = part.combine_chunks().to_batches()
+        yield batches[0]
 
 
 def _reader_source(reader: pa.RecordBatchReader, roles: dict[str, str],

@@ -171,7 +171,7 @@ def _pieces(data: bytes) -> list:
     by both sets of rules), so each piece starts a line."""
     from ._kernels.threads import thread_count
 
-    n = min(thread_count(), len(data) // _PIECE)
+    n = thread_count() if len(data) >= _PIECE else 1
     cuts = [0]
     for i in range(1, n):
         at = data.find(b"\n", max(cuts[-1], len(data) * i // n))

@@ -71,10 +71,10 @@ def _means(report) -> dict:
 
 def test_mean_of_a_file_read_in_pieces_has_the_bits_of_the_file_read_whole(tmp_path,
                                                                            monkeypatch):
-    """DEFECT: the same run file gives other means (last bits) when it is read in
-    pieces: each piece becomes a chunk of the columns, and the means are summed in
-    another order. The per-query values are equal; ``Report.to_dict`` (and
-    ``fastndcg evaluate --format json``) differ."""
+    """The same run file gives the same means, to the bit, read in pieces as read
+    whole: an in-memory table is read in batches of ``batch_rows`` rows wherever
+    its chunks (here, the pieces) begin, so the means are summed in the same
+    order."""
     run, qrels = _shuffled_files(tmp_path)
     measures = ["ndcg@10", "ap", "rr", "p@5", "bpref"]
     monkeypatch.setattr(threads, "thread_count", lambda: 4)
@@ -88,12 +88,10 @@ def test_mean_of_a_file_read_in_pieces_has_the_bits_of_the_file_read_whole(tmp_p
 
 
 def test_mean_of_a_large_file_does_not_depend_on_the_thread_count(tmp_path, monkeypatch):
-    """DEFECT: a run file of 8 MiB or more (read in one piece a thread, with the
-    default ``_PIECE`` of 4 MiB, at most one piece per 4 MiB) gets means that depend on Numba's thread count
-    (``NUMBA_NUM_THREADS=1`` against 2 differ in the last bits), though results
-    are documented not to depend on the thread count. Seen on the command line:
-    ``fastndcg evaluate big_run.txt --qrels q.txt --format json`` prints
-    ndcg@10 0.04418817795729169 on one thread, 0.044188177957292296 on two."""
+    """A run file large enough to be read in one piece a thread gets the same
+    means on one thread as on two (through the command line's ``evaluate`` this
+    once printed ndcg@10 0.04418817795729169 on one thread and
+    0.044188177957292296 on two)."""
     rng = np.random.default_rng(7)
     n_q = 18000
     lines, judged = [], []
@@ -122,7 +120,7 @@ def test_mean_of_a_large_file_does_not_depend_on_the_thread_count(tmp_path, monk
 
 @pytest.mark.parametrize("rules", ["trec_eval", "io"])
 def test_holds_cuts_next_to_blank_lines_crlf_and_no_final_newline(monkeypatch, rules):
-    """HOLDS (edge check): pieces cut right before and after blank lines, lines
+    """pieces cut right before and after blank lines, lines
     ending in \\r\\n, and no final newline read as the file read whole."""
     lines = [f"q{i // 7} Q0 d{i} {i} {i / 3:.5f} tag{i}" for i in range(60)]
     for end in ("\n", "\r\n"):
@@ -140,7 +138,7 @@ def test_holds_cuts_next_to_blank_lines_crlf_and_no_final_newline(monkeypatch, r
 @pytest.mark.parametrize("odd", [b"# a comment\n", b"q9 Q0 d\xff 1 1 t\n", b"q9 Q0 d 1 nan t\n",
                                  b"q9 Q0 d 1 1\n", b"q9 Q0 d\x00 1 1 t\n"])
 def test_holds_an_unusual_line_only_in_the_last_piece(monkeypatch, rules, odd):
-    """HOLDS (edge check): a comment, invalid UTF-8, a NaN score, a field missing or
+    """a comment, invalid UTF-8, a NaN score, a field missing or
     a NUL byte in the last line only sends the whole file to the exact path (None),
     read in pieces or whole."""
     data = b"".join(b"q%d Q0 d%d %d %d.25 t\n" % (i, i, i, i) for i in range(200)) + odd
@@ -150,7 +148,7 @@ def test_holds_an_unusual_line_only_in_the_last_piece(monkeypatch, rules, odd):
 
 @pytest.mark.parametrize("rules", ["trec_eval", "io"])
 def test_holds_hard_numbers_in_every_piece(monkeypatch, rules):
-    """HOLDS (edge check): scores the fast parser hands back as text (20+ digits,
+    """scores the fast parser hands back as text (20+ digits,
     exponents past 1e22, 1e400, subnormals, halfway cases) in every piece, with
     the bits of Python's correctly rounded float()."""
     hard = ["12345678901234567890123.5", "1e400", "-1e400", "4.9e-324",
@@ -165,7 +163,7 @@ def test_holds_hard_numbers_in_every_piece(monkeypatch, rules):
 
 
 def test_holds_minimal_lines_and_huge_grades_in_pieces(monkeypatch):
-    """HOLDS (edge check): the shortest lines the row buffers are sized for
+    """the shortest lines the row buffers are sized for
     ("1 0 2 3 4 5", "1 0 2 3"), and grades past 64 bits (C's atol holds them), in
     pieces as whole."""
     run = b"1 0 2 3 4 5\n" * 500
@@ -179,7 +177,7 @@ def test_holds_minimal_lines_and_huge_grades_in_pieces(monkeypatch):
 
 
 def test_holds_duplicate_in_a_late_piece_through_the_command(tmp_path, monkeypatch, capsys):
-    """HOLDS (edge check): a run that lists a document twice for a late query (in the
+    """a run that lists a document twice for a late query (in the
     last piece) stops ``fastndcg trec_eval`` with exit 4 after printing the queries
     before it (-q), read in pieces as whole; -M 1 drops the duplicate."""
     from fastndcg import cli

@@ -509,3 +509,19 @@ def test_malformed_trec_run_through_evaluate(tmp_path):
     run.write_text("q1 Q0 d1 1 2.5 tag\n")
     with pytest.raises(ValueError, match=esc(f"{qrels}:2: expected 4")):
         fastndcg.evaluate(run, qrels=qrels)
+
+
+def test_a_table_s_chunks_do_not_move_its_means(log):
+    """An Arrow table is read in batches of batch_rows rows wherever its chunks
+    begin: the same rows cut into chunks of odd sizes give the same means, to the
+    bit, as the table in one chunk."""
+    whole = log.combine_chunks()
+    cut = pa.Table.from_batches([b for start in range(0, log.num_rows, 37)
+                                 for b in whole.slice(start, 37).to_batches()])
+    assert cut.column(0).num_chunks > 1
+    for batch_rows in (None, 50):
+        extra = {} if batch_rows is None else {"batch_rows": batch_rows}
+        a = fastndcg.evaluate(whole, k=[1, 5], **extra)
+        b = fastndcg.evaluate(cut, k=[1, 5], **extra)
+        same = [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in (a, b)]
+        assert repr(same[0]) == repr(same[1])
