@@ -16,6 +16,7 @@ all: then memory does not grow with the number of queries.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import os
@@ -379,17 +380,21 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
             if name is None:
                 name, origin = (tags[0], "tag") if len(tags) == 1 else (_file_name(source), "file")
                 _claim(taken, name, source, origin)
+            with _naming(src.named if src.paths else f"run {name!r}"):
+                if sets:
+                    by_set, run_parts = score_label_sets(src, read_as(opts, source), judged,
+                                                         output, i * len(judged), progress,
+                                                         name)
+                else:
+                    report = _run(src, read_as(opts, source), judged[None],
+                                  run_output(output, i), progress)
             if sets:
-                by_set, run_parts = score_label_sets(src, read_as(opts, source), judged,
-                                                     output, i * len(judged), progress, name)
                 seconds = time.perf_counter() - t0
                 for r in by_set.values():
                     r.seconds = seconds
                 report = LabelSets(by_set, None, seconds, src.describe)
                 parts += run_parts
             else:
-                report = _run(src, read_as(opts, source), judged[None], run_output(output, i),
-                              progress)
                 report.seconds = time.perf_counter() - t0
                 if output.kind != "none":
                     parts.append(_as_part(report, {RUNID: name}, output, i))
@@ -399,6 +404,18 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
         output.abort()
         raise
     return Runs(reports, sources, per_query_out, time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def _naming(run: str):
+    """A refusal of one of several runs names the run (``run``: its file, or its
+    runid for one in memory), unless its message does already."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        if type(err) not in (ValueError, TypeError) or run in str(err):
+            raise
+        raise type(err)(f"{run}: {err}") from None
 
 
 def _run_item(run) -> tuple:

@@ -439,9 +439,10 @@ def duplicate_error(subject: str, ids: pa.Array, docs: pa.Array, dup: tuple) -> 
     (query index, row, queries with such a document), ``subject`` names the
     judgments ("the qrels file x")."""
     q, row, n_bad = dup
+    how_many = "1 query has" if n_bad == 1 else f"{n_bad:,} queries have"
     return ValueError(f"{subject} judge document {as_strings(docs)[row].as_py()!r} of query "
-                      f"{ids[q].as_py()!r} more than once ({n_bad:,} queries have such "
-                      f"duplicates); keep one judgment per (query, document)")
+                      f"{ids[q].as_py()!r} more than once ({how_many} such duplicates); "
+                      f"keep one judgment per (query, document)")
 
 
 def _judged_once(chunk: Chunk, docs: DocIds, subject: str) -> None:

@@ -313,8 +313,9 @@ def test_a_set_given_twice_is_refused(tmp_path):
 def _judged_twice(which: str, doc: str, query: str, n: int) -> str:
     """The message of a label set judging a document twice, as a load of that set
     alone (fastndcg.evaluate's qrels=) words it."""
+    how_many = "1 query has" if n == 1 else f"{n} queries have"
     return (f"label set {which!r}: qrels: the qrels judge document {doc!r} of query {query} "
-            f"more than once ({n} queries have such duplicates); keep one judgment per "
+            f"more than once ({how_many} such duplicates); keep one judgment per "
             f"(query, document)")
 
 

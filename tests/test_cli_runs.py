@@ -260,6 +260,8 @@ def error_dir(tmp_path_factory) -> Path:
                                + "\n")
     table = read_trec_run(str(CEDR[2]))
     pq.write_table(table, d / "run.parquet")
+    (d / "nan.run").write_text("\n".join(lines[:40] + [lines[40].rsplit(" ", 2)[0] + " nan x"])
+                               + "\n")
     return d
 
 
@@ -290,6 +292,9 @@ RUN_ERRORS = [
                                                                    "NAME=PATH"]),
     ("workers", ["{r}/cedr-wt_test.wt12.run.gz", "{d}/run.parquet", "--workers", "2"], 2,
      ["--workers", "2 runs", "one after another"]),
+    ("nan-score", ["{r}/cedr-wt_test.wt12.run.gz", "{d}/nan.run", "--per-query",
+                   "{d}/out.parquet"], 1,
+     ["'{d}/nan.run'", "column 'score'", "NaN", "--nan-scores last"]),
     ("bad-line", ["{r}/cedr-wt_test.wt12.run.gz", "{d}/bad.run", "{d}/run.parquet",
                   "--per-query", "{d}/out.parquet"], 1,
      ["{d}/bad.run:41:", "6 whitespace-separated fields", "'151 Q0 doc-without-rank'"]),
@@ -308,7 +313,8 @@ def test_runs_errors(capsys, error_dir, name, args, status, texts):
     assert code == status, (code, err)
     assert out == ""
     assert not (error_dir / "out.parquet").exists()  # a failed run writes nothing
-    assert sorted(p.name for p in error_dir.iterdir()) == ["a", "b", "bad.run", "run.parquet"]
+    assert sorted(p.name for p in error_dir.iterdir()) == ["a", "b", "bad.run", "nan.run",
+                                                           "run.parquet"]
 
 
 def test_several_logs_without_qrels_is_a_usage_error(capsys, tmp_path):

@@ -317,7 +317,7 @@ def test_duplicates_are_errors(doc_type):
     bad_qrels = pa.table({"query_id": [1, 2, 1, 1], "doc_id": docs([4, 6, 5, 4]),
                           "label": pa.array([1, 1, 0, 2], pa.int64())})
     with pytest.raises(ValueError, match=r"judge document '4' of query 1 more than once "
-                                         r"\(1 queries have such duplicates\)"):
+                                         r"\(1 query has such duplicates\)"):
         fastndcg.evaluate(run.slice(0, 2), qrels=bad_qrels)
     log = run.append_column("label", pa.array([1, 0, 1, 0, 1], pa.int64()))
     with pytest.raises(ValueError, match=r"the log lists document '6' more than once for "
