@@ -12,8 +12,8 @@ integers or floats, the confusion matrix over the distinct values.
 
 Given runs, every run is evaluated under each label set, and the two orders of
 the systems are compared: Kendall's tau-b (``scipy.stats.kendalltau``),
-tau_AP (Yilmaz, Aslam & Robertson 2008, the first set giving the reference
-order) and Spearman's rho (``scipy.stats.spearmanr``), with the pairs of systems
+tau_AP (Yilmaz, Aslam & Robertson 2008: the second set's order judged against
+the first's) and Spearman's rho (``scipy.stats.spearmanr``), with the pairs of systems
 whose order flips and the paired t-test p-value of each under either set
 (:func:`fastndcg.compare.stats.ttest_paired`).
 """
@@ -466,22 +466,52 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
-    """tau_AP (Yilmaz, Aslam & Robertson 2008) of ``other``'s order of the items
-    against ``reference``'s, both ranking higher scores first: the mean over ranks
-    i = 2..N of the reference of the share of the items above i that ``other``
-    also puts above it, rescaled to [-1, 1]. Items tied in the reference keep
-    their given order; an item tied with i in ``other`` is not above it.
+    """tau_AP (Yilmaz, Aslam & Robertson 2008) of ``other``'s order of the items,
+    judged against ``reference``'s, both ranking higher scores first.
 
+    The order being judged is walked from the top: for the item at rank i = 2..N
+    of ``other``, C(i) counts the items ``other`` puts above it that ``reference``
+    also scores higher, and tau_AP = 2/(N-1) * sum_i C(i)/(i-1) - 1. Errors near
+    the top of ``other`` cost more; it is not symmetric (``tau_ap(x, y)`` is
+    ircor's ``tauAP(x, y)``, x the truth).
+
+    Ties. An item tied with i in ``reference`` is not above it there, so it does
+    not count for C(i). Items tied in ``other`` have no order between them: the
+    value is the mean of the definition over every order of ``other``'s tied
+    items (exact, and independent of the order the items are given in). Two
+    items tied in both leave the order undefined: NaN, as for fewer than two
+    items or a NaN score.
+
+    >>> tau_ap([0.9, 0.8, 0.7, 0.6, 0.5], [0.5, 0.9, 0.8, 0.7, 0.6])
+    0.5
     >>> round(tau_ap([0.4, 0.3, 0.2, 0.1], [0.4, 0.3, 0.1, 0.2]), 12)
     0.777777777778
     """
     x, y = np.asarray(reference, np.float64), np.asarray(other, np.float64)
     n = len(x)
-    if n < 2 or np.isnan(x).any() or np.isnan(y).any():
+    if n < 2 or len(y) != n or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
-    ys = y[np.argsort(-x, kind="stable")]
-    above = np.tril(ys[:, None] < ys[None, :], -1).sum(axis=1)  # [i]: j < i with ys[j] > ys[i]
-    return float(2.0 / (n - 1) * (above[1:] / np.arange(1, n)).sum() - 1.0)
+    order = np.argsort(-y, kind="stable")
+    xs, ys = x[order], y[order]
+    higher = xs[None, :] > xs[:, None]                  # [i, j]: the reference puts j above i
+    if ((xs[None, :] == xs[:, None]) & (ys[None, :] == ys[:, None])
+            & ~np.eye(n, dtype=bool)).any():
+        return math.nan
+    first = np.flatnonzero(np.concatenate(([True], ys[1:] != ys[:-1])))
+    size = np.diff(np.append(first, n))
+    start = np.repeat(first, size)                      # 0-based rank of each item's tie group
+    m = np.repeat(size, size)
+    group = np.repeat(np.arange(len(first)), size)
+    before = (higher & (group[None, :] < group[:, None])).sum(axis=1)   # in earlier groups
+    within = (higher & (group[None, :] == group[:, None])).sum(axis=1)  # in its own group
+    total = 0.0
+    for i in range(n):  # each item at each rank of its tie group, with equal chance
+        u = np.arange(m[i])
+        rank = start[i] + u                             # 0-based: rank - 1 items above it
+        c = before[i] + (u * (within[i] / (m[i] - 1)) if m[i] > 1 else np.zeros(1))
+        keep = rank > 0
+        total += float((c[keep] / rank[keep]).sum()) / m[i]
+    return float(2.0 / (n - 1) * total - 1.0)
 
 
 def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
