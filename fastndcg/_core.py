@@ -375,6 +375,26 @@ def tied_queries(offsets: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
     return tied if tied.any() else None
 
 
+def ranx_order(offsets: np.ndarray, scores: np.ndarray, tied: np.ndarray | None
+               ) -> np.ndarray | None:
+    """ties="ranx": the rows of each query (CSR ``offsets``) in the order ranx's
+    ranking puts them (Numba's quicksort of the negated scores, not stable), sorted
+    only for the queries ``tied`` flags (:func:`tied_queries`); the others keep
+    their input order, which ranks the same. None when no query ties.
+
+    >>> ranx_order(np.array([0, 3, 5]), np.array([1.0, 3.0, 1.0, 2.0, 5.0]),
+    ...            np.array([True, False])).tolist()
+    [1, 0, 2, 3, 4]
+    """
+    if tied is None:
+        return None
+    out = np.empty(int(offsets[-1]), np.int64)
+    offsets = frozen(np.asarray(offsets, np.int64))
+    K.argsort_order(offsets, frozen(np.asarray(scores, np.float64)),
+                    frozen(np.asarray(tied).view(np.uint8)), work_chunks(offsets, offsets), out)
+    return out
+
+
 def at_or_above_kth(offsets: np.ndarray, groups: np.ndarray, scores: np.ndarray,
                     k: int) -> tuple[np.ndarray, np.ndarray]:
     """(keep, unsure): for each group of ``groups`` (CSR ``offsets``, each longer than

@@ -360,8 +360,8 @@ class Scorer:
             tied = _tied(chunk, scores)
             if self.qrels is None:
                 order = trec_order(chunk, opts.doc, tied)
-        if opts.ties == "ranx" and not opts.in_order:
-            order = K.argsort_order(chunk.offsets, scores.astype(np.float64))
+        if opts.ties == "ranx" and not opts.in_order:  # as for trec: only where scores tie
+            order = C.ranx_order(chunk.offsets, scores, _tied(chunk, scores))
         return Ranked(chunk, scores, order, tied)
 
     def score_ranked(self, ranked: "Ranked") -> Scored:

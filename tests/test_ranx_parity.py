@@ -264,3 +264,35 @@ def test_command_line_preset_ranx():
     got = json.loads(out.stdout)
     for m, column in zip(metrics, parse(metrics, ranx=True).columns):
         assert got[column] == pytest.approx(want[m], rel=1e-12, abs=1e-12), m
+
+
+def test_large_runs_order_only_their_tied_queries():
+    """A chunk large enough for the check of tied scores (fastndcg sorts ranx's
+    order only for the queries whose scores tie): tied queries of long runs of
+    equal scores (which Numba's quicksort reorders), beside queries of distinct
+    scores, some given in descending order, some in none; every query against
+    ranx per query, and the same from the chunk cut small (ordered whole)."""
+    rng = np.random.default_rng(5)
+    n_q, n_d = 1500, 100  # 150,000 rows: over the 131,072 rows a chunk is checked from
+    run, judged = {}, {}
+    for i in range(n_q):
+        q = f"q{i:04d}"
+        if i % 3 == 0:
+            s = rng.integers(0, 4, n_d) * 0.25
+        elif i % 3 == 1:
+            s = np.sort(rng.uniform(0, 1, n_d))[::-1]
+        else:
+            s = rng.uniform(0, 1, n_d)
+        run[q] = {f"d{j}": float(v) for j, v in enumerate(s)}
+        judged[q] = {f"d{j}": int(rng.integers(0, 4)) for j in rng.choice(n_d, 12, replace=False)}
+    qrels, ranx_run = ranx.Qrels(judged), ranx.Run(run)
+    metrics = ["ndcg@10", "ndcg", "map", "mrr", "precision@5", "r-precision"]
+    want = _ranx_per_query(qrels, ranx_run, metrics)
+    _check(fastndcg.evaluate(ranx_run, qrels=qrels, preset="ranx", measure=metrics), want)
+    _check(fastndcg.evaluate(run, qrels=qrels, preset="ranx", measure=metrics), want)
+    _check(fastndcg.evaluate(run, qrels=qrels, preset="ranx", measure=metrics,
+                             batch_rows=1000), want)
+    stable = fastndcg.evaluate(run, qrels=qrels, preset="ranx", ties="stable",
+                               measure=metrics).per_query.to_pylist()
+    assert any(r["ndcg@10"] != pytest.approx(want["ndcg@10"][r["query_id"]], abs=1e-12)
+               for r in stable), "the stable order scores the same: the test shows nothing"

@@ -57,6 +57,7 @@ import numpy as np
 
 from .codes import AVERAGE, EXP2, LINEAR, OPTIMISTIC, PESSIMISTIC, STABLE
 from ._jit import kernel
+from .threads import run_chunks
 
 INSERT_MAX = 32  # cuts this shallow keep their top values by insertion; deeper ones sort
 PAIR_MAX = 16  # lists this short are ranked by counting (:func:`rank_pairs`)
@@ -455,24 +456,38 @@ def flagged_groups(lo, n, scores, flags, nb, tmode, s):
     return f if stable else n_groups
 
 
-@kernel()
-def argsort_order(offsets, scores):
-    """ties="ranx": the rows of each query (CSR ``offsets``, float64 ``scores``) in
-    the order Numba's ``np.argsort`` of the negated scores puts them: its quicksort,
-    which is not stable, so the order of tied rows depends on their input order. ranx
-    ranks each query of a ``Run`` so. A permutation of the rows 0:offsets[-1]."""
-    n_q = len(offsets) - 1
-    out = np.empty(offsets[n_q], np.int64)
-    for q in range(n_q):
+def argsort_order(offsets, scores, tied, chunks, out):
+    """ties="ranx": out <- the rows of each query (CSR ``offsets``, float64
+    ``scores``) in the order Numba's ``np.argsort`` of the negated scores puts them:
+    its quicksort, which is not stable, so the order of tied rows depends on their
+    input order. ranx ranks each query of a ``Run`` so. Only the queries ``tied``
+    flags (a uint8 a query: two equal scores or a NaN) are sorted; the rows of any
+    other query keep their input order, which ranks them the same (their scores
+    are distinct). A permutation of the rows 0:offsets[-1]; chunks of queries
+    (``chunks``) run on several threads (:func:`.threads.run_chunks`)."""
+    run_chunks(len(chunks) - 1,
+               lambda c: _argsort_chunk(chunks[c], chunks[c + 1], offsets, scores, tied, out))
+
+
+@kernel
+def _argsort_chunk(q0, q1, offsets, scores, tied, out):
+    longest = 0
+    for q in range(q0, q1):
+        if tied[q]:
+            longest = max(longest, offsets[q + 1] - offsets[q])
+    neg = np.empty(longest, np.float64)
+    for q in range(q0, q1):
         lo = offsets[q]
         m = offsets[q + 1] - lo
-        neg = np.empty(m, np.float64)
+        if not tied[q]:
+            for i in range(m):
+                out[lo + i] = lo + i
+            continue
         for i in range(m):
             neg[i] = -scores[lo + i]
-        idx = np.argsort(neg)
+        idx = np.argsort(neg[:m])
         for i in range(m):
             out[lo + i] = lo + idx[i]
-    return out
 
 
 @kernel
