@@ -336,9 +336,18 @@ class Qrels:
             run_docs = chunk_docs(chunk, doc, hashed=False)
         text = _as_text(run_docs.docs, self.docs, docs=True)
         judged_q = self.judged_queries(chunk.ids)
-        match, out_order, dup = _per_query(
-            chunk, run_docs.ids(text), judged_q, self.doc_ids.ids(text), self.offsets, order,
-            run_docs.hashes(text), self.doc_ids.hashes(text))
+        ids, jids = run_docs.ids(text), self.doc_ids.ids(text)
+        hashes, jhashes = run_docs.hashes(text), self.doc_ids.hashes(text)
+        if text and (order is None or not order.any()):
+            # short text ids (most are) matched as integers, when no query needs
+            # trec_eval's order (which is the text's); the qrels' packed once
+            jshort = self.doc_ids.short()
+            short = None if jshort is None else run_docs.short()
+            if short is not None:
+                ids, jids = (short, _NO_OFFSETS), (jshort, _NO_OFFSETS)
+                hashes = jhashes = _NO_HASHES
+        match, out_order, dup = _per_query(chunk, ids, judged_q, jids, self.offsets, order,
+                                           hashes, jhashes)
         _check_unique(chunk, run_docs.docs, dup, "run")
         return match, out_order, judged_q
 
