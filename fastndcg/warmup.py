@@ -145,6 +145,10 @@ def _list_mode(score_type, label_type) -> Callable[[], None]:
         # labels past the histogram's range: IDCG's general path
         api.ndcg(s.astype(score_type), (l * 20).astype(label_type), off, k=[1, 10, None],
                  gain="linear")
+        # lists longer than the short path's cut, to the end: DCG from the groups of
+        # the items with a gain
+        s, l, off = _batch(3, 80, 2)
+        api.ndcg(s.astype(score_type), l.astype(label_type), off, k=[10, None])
     return run
 
 

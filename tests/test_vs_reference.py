@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -156,3 +158,41 @@ def test_counting_path_for_short_lists(batch, k, ties, score_dtype):
     expected = reference.ndcg(s.astype(score_dtype).astype(float).tolist(), r.tolist(),
                               o.tolist(), k=k, ties=ties)
     close(short, expected)
+
+
+@settings(max_examples=examples(0.3), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(batch=batches(max_queries=4, max_rows=70, long_rows=600,
+                     labels=st.sampled_from([0] * 12 + [1, 2, 3, -1])),
+       k=st.one_of(st.none(), st.integers(65, 700),
+                   st.lists(st.one_of(st.none(), st.integers(1, 700)), min_size=1, max_size=4)),
+       ties=st.sampled_from(["average", "stable"]), gain=st.sampled_from(["exp2", "linear"]),
+       score_dtype=st.sampled_from([np.float64, np.float32]))
+def test_deep_cuts_from_the_groups_of_items_with_a_gain(batch, k, ties, gain, score_dtype):
+    """Deep cuts and whole lists where few items have a gain (as in a search log) are
+    scored from the tie groups of those items alone, the others only counted (a
+    query with many such items is ranked whole): equal to the reference, and bit
+    for bit to DCG read off a whole ranking of each query (the one the graded
+    measures make, asked for beside it). Scores tie heavily; a negative label has
+    a non-zero gain too."""
+    s, r, o = as_arrays(batch, np.float64, np.int64)
+    s = s.astype(score_dtype)
+    kk = k if isinstance(k, list) else [k]
+    expected = reference.ndcg(s.tolist(), r.tolist(), o.tolist(), k=kk, ties=ties, gain=gain,
+                              negative_labels="keep", zero_idcg="nan")
+    opts = dict(ties=ties, gain=gain, negative_labels="keep", zero_idcg="nan")
+    got = fastndcg.ndcg(s, r, o, k=kk, **opts)
+    close(got, expected)
+    # bit for bit the values of the route that ranks every query (packed keys for
+    # float32, the selection for float64), as before the groups of gains were used
+    score = importlib.import_module("fastndcg._kernels.score")
+    choose = score.choose_route
+
+    def ranking_route(lists, *args):
+        route = choose(lists, *args)
+        return route._replace(sparse=False, packed=lists.scores.dtype == np.float32) \
+            if route.sparse else route
+
+    with mock.patch.object(score, "choose_route", ranking_route):
+        ranked = fastndcg.ndcg(s, r, o, k=kk, **opts)
+    np.testing.assert_array_equal(got, ranked)

@@ -164,6 +164,24 @@ class GroupScratch(NamedTuple):
     ecnt: np.ndarray
 
 
+class GainScratch(NamedTuple):
+    """:func:`.rank.gain_groups`' (a slot a row, plus one): the distinct scores of
+    the items of non-zero gain ``uval`` (the scores' dtype) and how many such items
+    have each ``mult``; per group its members ``gsz``, the items between it and the
+    group above ``btw`` and the next entry it fills ``fill``; each item of non-zero
+    gain's place in its group ``eord``; the entries: start rank ``estart``, size
+    ``esize`` and gain sum ``egain``."""
+    uval: np.ndarray
+    mult: np.ndarray
+    gsz: np.ndarray
+    btw: np.ndarray
+    fill: np.ndarray
+    eord: np.ndarray
+    estart: np.ndarray
+    esize: np.ndarray
+    egain: np.ndarray
+
+
 class GradedScratch(NamedTuple):
     """:func:`.graded.graded_chunk`'s: a whole ranking (``rank``, a slot a row), the
     gains in rank order ``rg``, and the ideal gains ``igains``, sorted into ``itop``."""

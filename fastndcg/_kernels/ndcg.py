@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bundles import (Cuts, HistScratch, Ideal, IdealScratch, Lists, PackedScratch, RankScratch,
-                      Rules, ShortScratch)
+from .bundles import (Cuts, GainScratch, HistScratch, Ideal, IdealScratch, Lists, PackedScratch,
+                      RankScratch, Rules, ShortScratch)
 from .codes import OPTIMISTIC, PESSIMISTIC
-from .rank import (PAIR_MAX, SHORT_MAX, gain_value, rank_packed, rank_pairs, rank_query,
-                   rank_short, select_top)
+from .rank import (PAIR_MAX, SHORT_MAX, gain_groups, gain_value, rank_packed, rank_pairs,
+                   rank_query, rank_short, select_top)
 from ._jit import kernel
 
 
@@ -107,6 +107,43 @@ def walk(q, m, n, cuts, gsize, ggain, out):
 
 
 @kernel(_nrt=False, inner=True)
+def sparse_walk(q, m, n, cuts, ne, estart, esize, egain, out):
+    """:func:`walk` of a ranked summary reduced to its ``ne`` runs of non-zero gain
+    (:func:`.rank.gain_groups`: run e starts at rank estart[e], has esize[e]
+    members and gain sum egain[e]), down to rank m of a query of n rows. The runs
+    left out add +0.0 in :func:`walk`, which changes no sum, so every cutoff gets
+    the same additions in the same order: the same bits."""
+    ks = cuts.ks
+    cdisc = cuts.cdisc
+    nk = len(ks)
+    j = np.int64(0)
+    acc = 0.0
+    e = np.int64(0)
+    while j < nk and min(ks[j], n) <= SHORT_MAX:
+        k = ks[j]
+        # the runs wholly above the cutoff
+        while e < ne and estart[e] < m and min(estart[e] + esize[e], m) <= k:
+            r = estart[e]
+            acc += egain[e] / esize[e] * _span(cdisc, r, min(r + esize[e], m))
+            e += 1
+        r = estart[e] if e < ne else m
+        if r < min(k, m):  # the cutoff inside a run
+            out[q, j] = acc + egain[e] / esize[e] * _span(cdisc, r, k)
+        else:
+            out[q, j] = acc
+        j += 1
+    if j < nk:
+        acc = 0.0
+        for e in range(ne):
+            r = estart[e]
+            if r >= m:
+                break
+            acc, j = _add_run(acc, egain[e] / esize[e], r, min(r + esize[e], m), cuts.disc, ks,
+                              j, out, q)
+        _record_rest(acc, ks, j, out, q)
+
+
+@kernel(_nrt=False, inner=True)
 def dcg_walk(q, m, n, cuts, tmode, gsize, ggain, rgain, out):
     """DCG at every cutoff in ``cuts.ks`` (sorted, unique) from the ranked summary
     of m ranks of a query of n rows, into out[q]: each rank of a tie group carries
@@ -161,6 +198,32 @@ def dcg_chunk(q0, q1, lists, cuts, rules, s, out):
             rank_query(lo, n, m, lists.scores, lists.labels, rules.ties, rules.gain,
                        rules.table, s)
         dcg_walk(q, m, n, cuts, rules.ties, s.gsize, s.ggain, s.rgain, out)
+
+
+@kernel(_nrt=False)
+def dcg_sparse_chunk(q0, q1, lists, cuts, rules, g, s, out):
+    """DCG of queries q0:q1 of ``lists`` for "average" and "stable" ties and cuts
+    deeper than ``rank.SHORT_MAX``, whole lists among them: from the tie groups of
+    the items of non-zero gain alone (:func:`.rank.gain_groups`, ``g``: its
+    :class:`.bundles.GainScratch`), then :func:`sparse_walk`; a query where more
+    than one row in ``rank.SPARSE_SHARE`` has a gain is ranked as
+    :func:`dcg_chunk` ranks it (``s``: its :class:`.bundles.RankScratch`). The
+    same bits either way."""
+    lists, cuts, rules = Lists(*lists), Cuts(*cuts), Rules(*rules)
+    g, s = GainScratch(*g), RankScratch(*s)
+    offsets = lists.offsets
+    kdeep = cuts.ks[len(cuts.ks) - 1]
+    for q in range(q0, q1):
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        m = min(kdeep, n)
+        ne = gain_groups(lo, n, lists.scores, lists.labels, rules.ties, rules.gain,
+                         rules.table, g) if m > 0 else 0
+        if ne >= 0:
+            sparse_walk(q, m, n, cuts, ne, g.estart, g.esize, g.egain, out)
+            continue
+        rank_query(lo, n, m, lists.scores, lists.labels, rules.ties, rules.gain, rules.table, s)
+        walk(q, m, n, cuts, s.gsize, s.ggain, out)
 
 
 @kernel(_nrt=False)

@@ -375,6 +375,108 @@ def order_gains(rgain, a, e, descending):
 
 
 @kernel(_nrt=False, inner=True)
+def distinct_values(uval, f, mult):
+    """Sort uval[:f] descending and keep its distinct values at the front, with how
+    many times each came in ``mult``; returns how many there are."""
+    sort_desc(uval[:f])
+    n_groups = np.int64(0)
+    for p in range(f):
+        if p == 0 or uval[p] != uval[n_groups - 1]:
+            uval[n_groups] = uval[p]
+            mult[n_groups] = 1
+            n_groups += 1
+        else:
+            mult[n_groups - 1] += 1
+    return n_groups
+
+
+@kernel(_nrt=False, inner=True)
+def entry_starts(n_groups, stable, btw, gsz, mult, eord, estart, esize):
+    """The entries' start ranks and sizes from the counts of a pass over a query
+    (:func:`flagged_groups`, :func:`gain_groups`): group g has btw[g] items
+    between it and the group above and gsz[g] members; "stable" gives each of its
+    mult[g] marked items an entry of its own, at its place eord[e] in the group."""
+    above = 0
+    e = 0
+    for g in range(n_groups):
+        above += btw[g]
+        if stable:
+            for _ in range(mult[g]):
+                estart[e] = above + eord[e]
+                esize[e] = 1
+                e += 1
+        else:
+            estart[g] = above
+            esize[g] = gsz[g]
+        above += gsz[g]
+
+
+SPARSE_SHARE = 4  # DCG from the gain groups when at most 1 row in this many has a gain
+
+
+@kernel(_nrt=False, inner=True)
+def gain_groups(lo, n, scores, labels, tmode, gmode, table, s):
+    """The ranked summary of a query (rows lo:lo+n) reduced to the tie groups that
+    hold an item of non-zero gain, without ranking the others: as
+    :func:`flagged_groups` with "flagged" meaning a non-zero gain. Entry e (in rank
+    order) starts at rank estart[e], has esize[e] members and the gain sum egain[e]
+    (added in input order, as :func:`rank_query` adds a group's gains, so the
+    sums have the same bits); for "stable" ties each such item is an entry of its
+    own. Returns the number of entries, or -1 when more than one row in
+    ``SPARSE_SHARE`` has a gain (ranking the whole list then costs less). ``s``: a
+    :class:`.bundles.GainScratch`, n + 1 slots each."""
+    uval = s.uval
+    mult = s.mult
+    gsz = s.gsz
+    btw = s.btw
+    fill = s.fill
+    eord = s.eord
+    estart = s.estart
+    esize = s.esize
+    egain = s.egain
+    limit = n // SPARSE_SHARE
+    f = 0
+    for i in range(n):
+        if gain_value(labels[lo + i], gmode, table) != 0.0:
+            if f == limit:
+                return -1
+            uval[f] = scores[lo + i]
+            f += 1
+    if f == 0:
+        return 0
+    n_groups = distinct_values(uval, f, mult)
+    stable = tmode == STABLE
+    slot = 0
+    for g in range(n_groups):
+        gsz[g] = 0
+        btw[g] = 0
+        fill[g] = slot
+        slot += mult[g] if stable else 1
+        if not stable:
+            egain[g] = 0.0
+    low = uval[n_groups - 1]
+    for i in range(n):
+        v = scores[lo + i]
+        if v < low:
+            continue
+        g = count_above(uval, n_groups, v)
+        if g < n_groups and uval[g] == v:
+            x = gain_value(labels[lo + i], gmode, table)
+            if not stable:
+                egain[g] += x
+            elif x != 0.0:
+                e = fill[g]
+                fill[g] = e + 1
+                eord[e] = gsz[g]
+                egain[e] = x
+            gsz[g] += 1
+        else:
+            btw[g] += 1
+    entry_starts(n_groups, stable, btw, gsz, mult, eord, estart, esize)
+    return f if stable else n_groups
+
+
+@kernel(_nrt=False, inner=True)
 def flagged_groups(lo, n, scores, flags, nb, tmode, s):
     """The tie groups of the query at rows lo:lo+n that hold a flagged item (any
     of the ``nb`` flag bits set), in rank order, without ranking the other items:
@@ -401,15 +503,7 @@ def flagged_groups(lo, n, scores, flags, nb, tmode, s):
             f += 1
     if f == 0:
         return 0
-    sort_desc(uval[:f])
-    n_groups = np.int64(0)
-    for p in range(f):  # distinct values, with how many flagged items have each
-        if p == 0 or uval[p] != uval[n_groups - 1]:
-            uval[n_groups] = uval[p]
-            mult[n_groups] = 1
-            n_groups += 1
-        else:
-            mult[n_groups - 1] += 1
+    n_groups = distinct_values(uval, f, mult)
     stable = tmode == STABLE
     slot = 0
     for g in range(n_groups):
@@ -440,19 +534,7 @@ def flagged_groups(lo, n, scores, flags, nb, tmode, s):
             gsz[g] += 1
         else:
             btw[g] += 1  # above group g (and below group g - 1)
-    above = 0
-    e = 0
-    for g in range(n_groups):
-        above += btw[g]
-        if stable:
-            for _ in range(mult[g]):
-                estart[e] = above + eord[e]
-                esize[e] = 1
-                e += 1
-        else:
-            estart[g] = above
-            esize[g] = gsz[g]
-        above += gsz[g]
+    entry_starts(n_groups, stable, btw, gsz, mult, eord, estart, esize)
     return f if stable else n_groups
 
 

@@ -27,11 +27,12 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .binary import measures_chunk, measures_chunk_all
-from .bundles import (Cuts, GradedScratch, GroupScratch, HistScratch, IdealScratch, Outputs,
-                      PackedScratch, RankScratch, ShortScratch, plain)
+from .bundles import (Cuts, GainScratch, GradedScratch, GroupScratch, HistScratch, IdealScratch,
+                      Outputs, PackedScratch, RankScratch, ShortScratch, plain)
 from .codes import AVERAGE, F_BASIC, F_BINARY, F_GRADED, STABLE
 from .graded import graded_chunk
-from .ndcg import dcg_chunk, dcg_packed_chunk, dcg_short_chunk, idcg_chunk, idcg_hist_chunk
+from .ndcg import (dcg_chunk, dcg_packed_chunk, dcg_short_chunk, dcg_sparse_chunk, idcg_chunk,
+                   idcg_hist_chunk)
 from .rank import SHORT_MAX
 from .threads import run_chunks
 
@@ -79,12 +80,16 @@ class Route(NamedTuple):
     ``rank.SHORT_MAX`` ranks under average/stable ties: one pass), ``packed``
     (deeper cuts of float32 scores under average/stable ties: packed keys),
     ``shared`` (read off the graded kernel's whole ranking), else the general path.
+    ``sparse`` (deeper cuts under average/stable ties, no graded measure: from the
+    tie groups of the items with a gain, the other items only counted; it takes
+    precedence over ``packed``).
     The measures, by family: ``basic`` (the usual binary measures alone: a kernel
     that compiles without the others), ``other`` (any binary measure), ``graded``."""
     longest: int
     ilongest: int
     short: bool
     packed: bool
+    sparse: bool
     shared: bool
     basic: bool
     other: bool
@@ -99,14 +104,16 @@ def choose_route(lists, ideal, cuts: Cuts, ties: int, families: np.ndarray,
     ilongest = max(1, int(np.diff(ideal.offsets).max(initial=0)))
     plain_ties = ties in (AVERAGE, STABLE)
     short = min(int(cuts.ks[-1]), longest) <= SHORT_MAX and plain_ties
-    packed = want_dcg and not short and plain_ties and lists.scores.dtype == np.float32
     present = set(families.tolist())
     graded = F_GRADED in present
+    sparse = want_dcg and not short and plain_ties and not graded
+    packed = want_dcg and not short and not sparse and plain_ties and \
+        lists.scores.dtype == np.float32
     other = F_BINARY in present
     basic = not other and F_BASIC in present
     # the gain measures rank each query whole: DCG's general path reads that ranking
     shared = graded and want_dcg and not short and not packed
-    return Route(longest, ilongest, short, packed, shared, basic, other, graded)
+    return Route(longest, ilongest, short, packed, sparse, shared, basic, other, graded)
 
 
 class Scratch(NamedTuple):
@@ -115,6 +122,7 @@ class Scratch(NamedTuple):
     rank: Optional[tuple]
     short: Optional[tuple]
     packed: Optional[tuple]
+    sparse: Optional[tuple]
     groups: Optional[tuple]
     graded: Optional[tuple]
     hist: Optional[tuple]
@@ -145,8 +153,14 @@ def make_scratch(route: Route, dtype, kdeep: int, ties: int, hist_order: np.ndar
     longest, ilongest = route.longest, route.ilongest
     ranks = min(kdeep, longest)  # DCG's deepest rank
     dcg = want_dcg and not route.shared
-    rank = short = packed = groups = graded = hist = ideal = None
-    if dcg and route.packed:
+    rank = short = packed = sparse = groups = graded = hist = ideal = None
+    if dcg and route.sparse:
+        rows = longest + 1
+        sparse = GainScratch(uval=np.empty(rows, dtype), mult=_ints(rows), gsz=_ints(rows),
+                             btw=_ints(rows), fill=_ints(rows), eord=_ints(rows),
+                             estart=_ints(rows), esize=_ints(rows), egain=_floats(rows))
+        rank = _ranking(dtype, ranks, 1)  # the queries of many gains
+    elif dcg and route.packed:
         packed = PackedScratch(keys=np.empty(longest, np.uint64),
                                top=np.empty(max(1, ranks), np.uint64), gsize=_ints(ranks + 1),
                                ggain=_floats(ranks))
@@ -171,7 +185,7 @@ def make_scratch(route: Route, dtype, kdeep: int, ties: int, hist_order: np.ndar
         ideal = IdealScratch(top=_floats(ilongest), gains=_floats(ilongest),
                              rsize=_ints(ilongest))
     return Scratch(*[None if b is None else plain(b)
-                     for b in (rank, short, packed, groups, graded, hist, ideal)])
+                     for b in (rank, short, packed, sparse, groups, graded, hist, ideal)])
 
 
 def score_batch(lists, ideal, cuts: Cuts, rules, plan, hist_order: np.ndarray,
@@ -201,7 +215,9 @@ def score_batch(lists, ideal, cuts: Cuts, rules, plan, hist_order: np.ndarray,
 
     def work(c, s):
         q0, q1 = chunks[c], chunks[c + 1]
-        if s.packed is not None:
+        if s.sparse is not None:
+            dcg_sparse_chunk(q0, q1, lists, cuts, rules, s.sparse, s.rank, out.dcg)
+        elif s.packed is not None:
             dcg_packed_chunk(q0, q1, packed_lists, cuts, rules, s.packed, out.dcg)
         elif s.short is not None:
             dcg_short_chunk(q0, q1, lists, cuts, rules, s.short, out.dcg)
