@@ -97,6 +97,13 @@ GROUPS = {
     "ranx": "Qrels mode from in-memory tables against ranx (tie-free data).",
     "ranx-parquet": "A Parquet log end to end against ranx reading it through pandas "
                     "(tie-free data).",
+    "ranx-shape": "ranx's own benchmark shape (queries x 100 documents, 1-9 judged with grades "
+                  "1-5, uniform scores), NDCG@10 with the join: fastndcg on Arrow tables (int64 "
+                  "and string ids, default semantics and presets) against `ranx.evaluate` on its "
+                  "typed lists (as its paper times it) and on its Run/Qrels; per-query values "
+                  "checked equal to ranx's first. Medians.",
+    "whole-lists": "Whole-list NDCG, AP and R-precision on the joined arrays of ranx's shape, "
+                   "against the bandwidth probe over the same arrays. Medians.",
     "kernel-queries": "The kernel against the number of queries (~20 rows each), linear gain.",
     "kernel-length": "The kernel against the list length, k=10, linear gain.",
     "kernel-k": "The kernel against the cutoff, lists of 1,000 rows, linear gain.",
@@ -116,7 +123,7 @@ GROUPS = {
                     "its queries.",
 }
 # groups whose times, rows/s and ratios are of the median round (fresh processes)
-MEDIAN_GROUPS = ("startup", "startup-trec", "spark")
+MEDIAN_GROUPS = ("startup", "startup-trec", "spark", "ranx-shape", "whole-lists")
 SWEEPS = {"kernel-queries": "queries", "kernel-length": "rows per query", "kernel-k": "k",
           "kernel-dtypes": "dtypes"}
 
