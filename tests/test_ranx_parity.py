@@ -273,7 +273,7 @@ def test_large_runs_order_only_their_tied_queries():
     scores, some given in descending order, some in none; every query against
     ranx per query, and the same from the chunk cut small (ordered whole)."""
     rng = np.random.default_rng(5)
-    n_q, n_d = 1500, 100  # 150,000 rows: over the 131,072 rows a chunk is checked from
+    n_q, n_d = 1320, 100  # 132,000 rows: over the 131,072 rows a chunk is checked from
     run, judged = {}, {}
     for i in range(n_q):
         q = f"q{i:04d}"
