@@ -488,8 +488,11 @@ def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
     0.777777777778
     """
     x, y = np.asarray(reference, np.float64), np.asarray(other, np.float64)
+    if x.ndim != 1 or y.ndim != 1 or len(x) != len(y):
+        raise ValueError(f"reference and other must be two 1-D sequences of the same length "
+                         f"(a score of each item in each), got shapes {x.shape} and {y.shape}")
     n = len(x)
-    if n < 2 or len(y) != n or np.isnan(x).any() or np.isnan(y).any():
+    if n < 2 or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
     order = np.argsort(-y, kind="stable")
     xs, ys = x[order], y[order]

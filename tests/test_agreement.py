@@ -230,6 +230,8 @@ def test_tau_ap_is_nan_where_the_order_is_undefined():
     assert math.isnan(tau_ap([0.5, 0.5], [0.3, 0.3]))          # tied under both sets
     assert math.isnan(tau_ap([0.5, 0.5, 0.9], [0.3, 0.3, 0.1]))
     assert math.isnan(tau_ap([0.5], [0.3]))
+    with pytest.raises(ValueError, match="same length"):
+        tau_ap([0.5, 0.4], [0.3])
     # tied only in the order judged: the two orders give +1 and -1, their mean 0
     assert tau_ap([0.5, 0.4], [0.3, 0.3]) == 0.0
     # ties in the order judged: independent of the order the systems are given in
