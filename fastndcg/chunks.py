@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import as_numpy, from_numpy, plain_ids, run_starts
+from ._arrow import all_distinct, as_numpy, from_numpy, plain_ids, run_starts
 
 __all__ = ["Chunk", "query_chunks", "regroup", "group", "run_ids", "check_nulls"]
 
@@ -181,6 +181,6 @@ def group(table: pa.Table, query: str) -> Chunk:
         return Chunk(ids, np.zeros(1, np.int64), table)
     starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
     first = ids.take(from_numpy(starts))
-    if pc.count_distinct(first).as_py() == len(first):
+    if all_distinct(first):
         return Chunk(first, np.append(starts, len(ids)).astype(np.int64), table)
     return regroup(table, query)

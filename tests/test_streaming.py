@@ -259,3 +259,32 @@ def test_csv_round_trip_keeps_string_ids(tmp_path):
     raw = pacsv.read_csv(tmp_path / "o.csv", convert_options=pacsv.ConvertOptions(
         column_types={"query_id": pa.string()}))
     assert raw["query_id"].to_pylist() == ["007", "1e3"]
+
+
+@settings(max_examples=examples(1), deadline=None)
+@given(st.one_of(
+    # ids that all pack (up to 7 bytes), and ids among which one does not
+    st.lists(st.sampled_from(["", "\x00", "a", "b", "ab", "a\x00", "q1", "q10", "é", "é1",
+                              "abcdefg", "abcdefh"]), max_size=60),
+    st.lists(st.sampled_from(["", "a", "a\x00", "abcdefg", "abcdefgh", "abcdefgi", "a" * 30]),
+             max_size=60)),
+       st.integers(0, 5), st.sampled_from([pa.string(), pa.large_string()]))
+def test_text_ids_runs_and_distinctness_as_python_sees_them(ids, cut, kind):
+    """Where runs of equal text ids start and whether ids are all distinct (short
+    ids are packed into integers for both), against Python's own comparison of
+    the strings: ids around the 7 bytes that pack, a NUL byte, an empty id, UTF-8,
+    and arrays sliced (an offset)."""
+    from fastndcg._arrow import all_distinct, plain_ids, run_starts
+    col = plain_ids(pa.array(ids, kind).slice(min(cut, len(ids))))
+    values = ids[min(cut, len(ids)):]
+    assert run_starts(col).tolist() == [i for i in range(1, len(values))
+                                        if values[i] != values[i - 1]]
+    assert all_distinct(col) == (len(set(values)) == len(values))
+
+
+def test_packed_text_ids_keep_their_length():
+    """Ids that differ only by trailing NUL bytes are different ids."""
+    from fastndcg._arrow import all_distinct, plain_ids, run_starts
+    col = plain_ids(pa.array(["", "\x00", "\x00", "a", "a\x00"]))
+    assert run_starts(col).tolist() == [1, 3, 4]
+    assert not all_distinct(col) and all_distinct(col.slice(2))
