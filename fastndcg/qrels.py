@@ -307,9 +307,16 @@ class Qrels:
         """The judged query index of each of ``ids`` (-1: no judgments); ids of another
         type than the judged ones (int vs string) are matched as strings."""
         text = _as_text(ids, self.ids, docs=False)
+        given = None
+        if text:  # short text ids (most are) looked up as the integers they pack into
+            packed = self._cached(("packed",), lambda: DocIds(self.ids, False).short())
+            short = None if packed is None else DocIds(ids, False).short()
+            if short is not None:
+                text, given = "packed", (short, _NO_OFFSETS)
 
         def index():
-            judged = kernel_ids(self.ids, text)
+            judged = ((packed, _NO_OFFSETS) if text == "packed"
+                      else kernel_ids(self.ids, text))
             size = 2
             while size < 2 * len(self.ids):
                 size *= 2
@@ -320,7 +327,7 @@ class Qrels:
         judged, table = self._cached(("index", text), index)
         out = np.empty(len(ids), np.int64)
         if len(ids):
-            K.lookup_ids(table, judged, kernel_ids(ids, text), out)
+            K.lookup_ids(table, judged, given or kernel_ids(ids, text), out)
         return out
 
     def match(self, chunk: Chunk, doc: str, order: np.ndarray | None = None,
