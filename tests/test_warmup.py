@@ -71,6 +71,10 @@ for ids in ("int", "str"):
         for dtype in ("float64", "float32"):
             fastndcg.evaluate(big.set_column(2, "score", big.column(2).cast(dtype)),
                               qrels=qrels, ties="trec", k=10, per_query=False)
+            # ranx's order where scores tie; whole lists from the groups of gains
+            fastndcg.evaluate(big.set_column(2, "score", big.column(2).cast(dtype)),
+                              qrels=qrels, preset="ranx", measure=["ndcg", "ndcg@100", "map"],
+                              per_query=False)
     # the trec_eval command on its own text files (all_trec: relstring; -M)
     import contextlib, io, os, tempfile
     from fastndcg import cli
