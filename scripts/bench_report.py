@@ -24,7 +24,8 @@ What is rendered, all from the one JSON file:
   parallel sum: work fastndcg cannot avoid); entries are paired by their
   ``extra_info`` (``system``, ``role``, ``case``: see ``benchmarks/_data.describe``);
   times, rows/s and ratios are of the best round, except in the start-up groups
-  (:data:`MEDIAN_GROUPS`: fresh processes, whose rounds vary most), where they are of
+  (:data:`MEDIAN_GROUPS`: fresh processes, whose rounds vary most, Spark, and the
+  side-by-side groups of ranx's shape), where they are of
   the median round: a ratio of medians, never the best round of one side against the
   best of the other;
 * the sweeps (kernel against the number of queries, the list length, k, dtypes) as
@@ -122,7 +123,8 @@ GROUPS = {
     "spark-memory": "Peak resident memory of Spark's Python workers, a log against 10× "
                     "its queries.",
 }
-# groups whose times, rows/s and ratios are of the median round (fresh processes)
+# groups whose times, rows/s and ratios are of the median round (fresh processes, Spark,
+# and ranx's shape side by side)
 MEDIAN_GROUPS = ("startup", "startup-trec", "spark", "ranx-shape", "whole-lists")
 SWEEPS = {"kernel-queries": "queries", "kernel-length": "rows per query", "kernel-k": "k",
           "kernel-dtypes": "dtypes"}
@@ -477,6 +479,29 @@ def design_targets(entries: list[Entry]) -> list[Target]:
         t.measured, t.ok = f"{peak / 2**20:,.0f} MiB", peak <= 2**30
         t.source = f"`memory`: {mem.label}"
     out.append(t)
+    return out + ranx_shape_targets(entries)
+
+
+def ranx_shape_targets(entries: list[Entry]) -> list[Target]:
+    """The targets of ranx's own benchmark shape and of the whole-list measures."""
+    shape = "ranx-shape"
+    default = next((e for e in in_group(entries, shape) if e.system == "fastndcg int64 ids"),
+                   None)
+    strings = next((e for e in in_group(entries, shape) if e.system == "fastndcg string ids"),
+                   None)
+    out = [_time_ratio_target(Target("ranx's shape, NDCG@10 from Arrow tables, int64 ids, ÷ "
+                                     "`ranx.evaluate` on its typed lists", "≤ 1.0×"),
+                              default, find(entries, shape, system="ranx typed lists"), 1.0),
+           _time_ratio_target(Target("ranx's shape, string ids ÷ int64 ids", "≤ 1.3×"),
+                              strings, default, 1.3)]
+    for preset in ("ranx", "trec_eval"):
+        out.append(_time_ratio_target(
+            Target(f"ranx's shape, `preset=\"{preset}\"` ÷ the default semantics", "≤ 1.1×"),
+            find(entries, shape, system=f"fastndcg int64 ids, preset {preset}"), default, 1.1))
+    for what in ("ndcg float32", "ndcg float64", "AP", "R-precision"):
+        out.append(_rate_target(Target(f"whole-list {what} on the joined arrays of ranx's shape",
+                                       "≥ 100M rows/s"),
+                                find(entries, "whole-lists", system=f"fastndcg {what}"), 100e6))
     return out
 
 
@@ -738,10 +763,11 @@ def render(data: dict, entries: list[Entry], json_name: str, plot_files: list[st
         + (" with uncommitted changes" if commit.get("dirty") else "")
         + (f", fastndcg from `{info['fastndcg_path']}`" if info.get("fastndcg_path") else "")
         + ". Each time is the best round (pytest-benchmark's `min`) after a warm-up call, so "
-          "Numba compilation is never timed, except in the start-up groups ("
-          + ", ".join(f"`{g}`" for g in MEDIAN_GROUPS) + "), fresh processes, where it is the "
-          "median round; rows/s = rows ÷ that time; every ratio compares benchmarks of this "
-          "one run, medians with medians in the start-up groups. Peers' answers were asserted "
+          "Numba compilation is never timed, except in the groups timed by their median round ("
+          + ", ".join(f"`{g}`" for g in MEDIAN_GROUPS) + ": fresh processes, Spark, and the "
+          "side-by-side groups of ranx's shape); rows/s = rows ÷ that time; every ratio "
+          "compares benchmarks of this one run, medians with medians in those groups. Peers' "
+          "answers were asserted "
           "equal to fastndcg's before they were timed.",
         "",
         "## Targets (kernel, logs, peers)",
