@@ -390,8 +390,10 @@ def ranx_order(offsets: np.ndarray, scores: np.ndarray, tied: np.ndarray | None
         return None
     out = np.empty(int(offsets[-1]), np.int64)
     offsets = frozen(np.asarray(offsets, np.int64))
-    K.argsort_order(offsets, frozen(np.asarray(scores, np.float64)),
-                    frozen(np.asarray(tied).view(np.uint8)), work_chunks(offsets, offsets), out)
+    with KERNEL_LOCK:  # on every core, as tied_queries: callers' threads take turns
+        K.argsort_order(offsets, frozen(np.asarray(scores, np.float64)),
+                        frozen(np.asarray(tied).view(np.uint8)), work_chunks(offsets, offsets),
+                        out)
     return out
 
 

@@ -37,7 +37,8 @@ from .codes import *  # noqa: F401,F403  (the mode codes, numba-free)
 _WHERE = {
     "score_batch": "score", "make_cuts": "score",
     "dcg_chunk": "ndcg", "idcg_chunk": "ndcg", "dcg_short_chunk": "ndcg",
-    "dcg_packed_chunk": "ndcg", "dcg_sparse_chunk": "ndcg", "idcg_hist_chunk": "ndcg", "ndcg_ratio": "ndcg",
+    "dcg_packed_chunk": "ndcg", "dcg_sparse_chunk": "ndcg", "idcg_hist_chunk": "ndcg",
+    "ndcg_ratio": "ndcg",
     "measures_chunk": "binary", "measures_chunk_all": "binary", "graded_chunk": "graded",
     "Lists": "bundles", "Ideal": "bundles", "Rules": "bundles", "Measures": "bundles",
     "Outputs": "bundles",
