@@ -447,13 +447,28 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _scorings(x, y, names: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Two scorings of the same items (the correlations' arguments, ``names``) as
+    float64 arrays, or an error that says what they must be."""
+    try:
+        a, b = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{names[0]} and {names[1]} must be sequences of numbers (a score of "
+                        f"each item in each), got {V.shown(x)} and {V.shown(y)}") from None
+    if a.ndim != 1 or b.ndim != 1 or len(a) != len(b):
+        raise ValueError(f"{names[0]} and {names[1]} must be two 1-D sequences of the same "
+                         f"length (a score of each item in each), got shapes {a.shape} and "
+                         f"{b.shape}")
+    return a, b
+
+
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's tau-b of two scorings of the same items: ``scipy.stats.kendalltau``.
 
     >>> round(kendall_tau_b([0.1, 0.2, 0.3, 0.4], [0.1, 0.3, 0.2, 0.4]), 12)
     0.666666666667
     """
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    x, y = _scorings(x, y, ("x", "y"))
     if len(x) < 2 or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
     iu = np.triu_indices(len(x), 1)
@@ -487,10 +502,7 @@ def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
     >>> round(tau_ap([0.4, 0.3, 0.2, 0.1], [0.4, 0.3, 0.1, 0.2]), 12)
     0.777777777778
     """
-    x, y = np.asarray(reference, np.float64), np.asarray(other, np.float64)
-    if x.ndim != 1 or y.ndim != 1 or len(x) != len(y):
-        raise ValueError(f"reference and other must be two 1-D sequences of the same length "
-                         f"(a score of each item in each), got shapes {x.shape} and {y.shape}")
+    x, y = _scorings(reference, other, ("reference", "other"))
     n = len(x)
     if n < 2 or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
@@ -524,7 +536,7 @@ def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
     >>> round(spearman_rho([0.1, 0.2, 0.3, 0.4], [0.1, 0.3, 0.2, 0.4]), 12)
     0.8
     """
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    x, y = _scorings(x, y, ("x", "y"))
     if len(x) < 2 or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
     rx, ry = _ranks(x), _ranks(y)

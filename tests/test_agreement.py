@@ -232,6 +232,16 @@ def test_tau_ap_is_nan_where_the_order_is_undefined():
     assert math.isnan(tau_ap([0.5], [0.3]))
     with pytest.raises(ValueError, match="same length"):
         tau_ap([0.5, 0.4], [0.3])
+
+
+@pytest.mark.parametrize("f", [tau_ap, kendall_tau_b, spearman_rho])
+def test_system_correlations_refuse_what_is_not_two_scorings(f):
+    for a, b in ((["a", "b"], [1, 2]), ([1, 2], {"x": 1})):
+        with pytest.raises(TypeError, match="must be sequences of numbers"):
+            f(a, b)
+    for a, b in (([1, 2], [1, 2, 3]), ([[1, 2]], [[1, 2]]), (None, None), ([1, 2], None)):
+        with pytest.raises((TypeError, ValueError), match="must be"):
+            f(a, b)
     # tied only in the order judged: the two orders give +1 and -1, their mean 0
     assert tau_ap([0.5, 0.4], [0.3, 0.3]) == 0.0
     # ties in the order judged: independent of the order the systems are given in
