@@ -132,6 +132,25 @@ def test_long_lists_match_reference(batch, ties, cutoffs, rel):
     _check(out, checked, s.tolist(), r.tolist(), o.tolist(), rel, ties)
 
 
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("spread", [12, 60, 150, 400, 2000])
+def test_many_flagged_groups_match_reference(spread, ties):
+    """Queries whose flagged items fall in many tie groups: a row's group is then
+    counted across up to 128 groups and searched for beyond, and the flagged scores
+    are sorted by insertion up to 64 values and by a heap beyond. Scores are drawn
+    from ``spread`` values (from a few groups to hundreds, ties still common),
+    queries of 1 to 700 rows, half of them relevant."""
+    rng = np.random.default_rng(spread)
+    sizes = [1, 9, 70, 130, 300, 700]
+    o = np.concatenate([[0], np.cumsum(sizes)])
+    s = rng.integers(0, spread, o[-1]).astype(np.float64)
+    r = rng.choice([0, 0, 1, 2, 3], o[-1]).astype(np.int64)
+    checked = measures([5, 100], ties)
+    for rel in (1, 2):
+        out = fastndcg.measure(s, r, o, measure=_names(checked, rel), ties=ties, gain="linear")
+        _check(out, checked, s.tolist(), r.tolist(), o.tolist(), rel, ties)
+
+
 @SETTINGS
 @given(batch=batches(max_queries=5, max_rows=10), ties=st.sampled_from(TIES + ["trec"]),
        rel=st.sampled_from([0, 1, 2]), data=st.data())

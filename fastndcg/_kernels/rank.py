@@ -62,7 +62,8 @@ from .threads import run_chunks
 INSERT_MAX = 32  # cuts this shallow keep their top values by insertion; deeper ones sort
 PAIR_MAX = 16  # lists this short are ranked by counting (:func:`rank_pairs`)
 SHORT_MAX = 64  # cuts this shallow (average/stable ties) take the one-pass :func:`rank_short`
-FIND_LINEAR = 8  # up to this many groups a row's group is found by a linear scan
+FIND_LINEAR = 128  # up to this many groups a row's group is found by a branchless count
+SORT_INSERT = 64  # up to this many values are sorted by insertion, more by a heap
 
 
 @kernel(_nrt=False, inner=True)
@@ -111,9 +112,25 @@ def heap_desc(h, size):
 
 
 @kernel(_nrt=False, inner=True)
+def insert_desc(h, j, x):
+    """Put x in h[0:j + 1], where h[0:j] is sorted descending: the values below x
+    move down one place (h[j] is overwritten)."""
+    while j > 0 and h[j - 1] < x:
+        h[j] = h[j - 1]
+        j -= 1
+    h[j] = x
+
+
+@kernel(_nrt=False, inner=True)
 def sort_desc(h):
-    """Sort h descending (heapsort: O(n log n) whatever the input, no recursion)."""
+    """Sort h descending: by insertion up to SORT_INSERT values (2x faster than the
+    heap there, scripts/groups_prototype.py), else a heapsort (O(n log n) whatever
+    the input, no recursion)."""
     size = len(h)
+    if size <= SORT_INSERT:
+        for i in range(1, size):
+            insert_desc(h, i, h[i])
+        return
     for root in range(size // 2 - 1, -1, -1):
         sift_min(h, size, root)
     heap_desc(h, size)
@@ -128,21 +145,12 @@ def select_top(vals, lo, n, m, top):
     at the end."""
     if m <= INSERT_MAX:
         for i in range(m):
-            x = vals[lo + i]
-            j = i
-            while j > 0 and top[j - 1] < x:
-                top[j] = top[j - 1]
-                j -= 1
-            top[j] = x
+            insert_desc(top, i, vals[lo + i])
         last = m - 1
         for i in range(m, n):
             x = vals[lo + i]
             if x > top[last]:
-                j = last
-                while j > 0 and top[j - 1] < x:
-                    top[j] = top[j - 1]
-                    j -= 1
-                top[j] = x
+                insert_desc(top, last, x)
         return
     for i in range(m):
         top[i] = vals[lo + i]
