@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,11 +276,14 @@ class LabelInfo:
     hi: float
 
 
-def scan(batch: Batch, check_scores: bool) -> tuple[np.ndarray, LabelInfo]:
-    # unchecked scores: an empty float64 array (one compiled variant whatever they are)
+def scan(batch: Batch, check_scores: bool, check_labels: bool = True
+         ) -> tuple[np.ndarray, LabelInfo]:
+    # unchecked scores: an empty float64 array (one compiled variant whatever they are);
+    # unchecked labels: an empty array of their type (the variant that checks them)
     scores = batch.scores if check_scores else np.zeros(0, np.float64)
+    labels = batch.labels if check_labels else batch.labels[:0]
     n_chunks = max(1, min(64, len(batch.labels) // 65536))
-    first, lmin, lmax = K.scan_values(frozen(scores), frozen(batch.labels), n_chunks)
+    first, lmin, lmax = K.scan_values(frozen(scores), frozen(labels), n_chunks)
     firsts = np.where(first < 0, np.iinfo(np.int64).max, first).min(axis=0)
     firsts[firsts == np.iinfo(np.int64).max] = -1
     lo, hi = float(lmin.min()), float(lmax.max())
@@ -289,11 +293,17 @@ def scan(batch: Batch, check_scores: bool) -> tuple[np.ndarray, LabelInfo]:
 
 
 def check_values(batch: Batch, gain: Gain, nan_scores: str, negative_labels: str,
-                  check_scores: bool = True) -> LabelInfo:
+                  check_scores: bool = True, labels_checked: LabelInfo | None = None
+                  ) -> LabelInfo:
     """Raise for bad values; replace NaN scores / negative labels per the policies.
+    ``labels_checked``: the labels were checked before (a qrels' joined labels: the
+    qrels' own, checked when they were read, and 0), and this is what is known of
+    them; only the scores are read then.
 
     Updates ``batch`` in place with new arrays (never the caller's arrays)."""
-    firsts, info = scan(batch, check_scores)
+    firsts, info = scan(batch, check_scores, labels_checked is None)
+    if labels_checked is not None:
+        info = labels_checked
     labels = batch.labels
     row = firsts[K.SCAN_BAD_LABEL]
     if row >= 0:
@@ -465,6 +475,39 @@ class MeasurePlan:
     @property
     def n_measures(self) -> int:
         return len(self.codes)
+
+    def rows(self, which: np.ndarray) -> "MeasurePlan":
+        """The plan of measures ``which`` alone (indices into this plan's)."""
+        return dataclasses.replace(self, codes=self.codes[which], cutoffs=self.cutoffs[which],
+                                   bits=self.bits[which], params=self.params[which],
+                                   families=self.families[which])
+
+    @staticmethod
+    def side_by_side(plans: list) -> "MeasurePlan":
+        """One plan of the measures of ``plans`` (plans of the same measures over the
+        same rows, as several label sets have), set after set: plan i's flag bits
+        moved up by i times their number, so one pass scores them all (the flags of
+        every plan together must fit in a row's 8 bits).
+
+        >>> one = MeasurePlan(np.array([5]), np.array([10]), np.array([[0, 0, 0]]),
+        ...                   np.array([1, 0], np.uint8), np.array([[1], [0]]), 1)
+        >>> two = dataclasses.replace(one, flags=np.array([0, 1], np.uint8),
+        ...                           n_rel=np.array([[0], [1]]))
+        >>> both = MeasurePlan.side_by_side([one, two])
+        >>> both.flags.tolist(), both.bits.tolist(), both.n_rel.tolist()
+        ([1, 2], [[0, 0, 0], [1, 1, 1]], [[1, 0], [0, 1]])
+        """
+        nb = plans[0].n_bits
+        assert nb * len(plans) <= 8, "more flag bits than a row has"
+        flags = np.zeros(len(plans[0].flags), np.uint8)
+        for i, p in enumerate(plans):
+            flags |= p.flags << np.uint8(i * nb)
+        return MeasurePlan(np.concatenate([p.codes for p in plans]),
+                           np.concatenate([p.cutoffs for p in plans]),
+                           np.concatenate([p.bits + i * nb for i, p in enumerate(plans)]),
+                           flags, np.hstack([p.n_rel[:, :nb] for p in plans]),
+                           nb * len(plans), np.vstack([p.params for p in plans]),
+                           np.concatenate([p.families for p in plans]))
 
     def for_kernels(self):
         """The plan as the kernels take it (:class:`fastndcg._kernels.bundles.Measures`),

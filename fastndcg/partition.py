@@ -311,6 +311,60 @@ class Ranked:
 
 
 @dataclass
+class Prepared:
+    """A chunk under one label set, ready to score (:meth:`Scorer.prepare`)."""
+    chunk: Chunk
+    scores: np.ndarray          # in the tie rule's order
+    labels: np.ndarray          # the same
+    order: np.ndarray | None
+    batch: NamedBatch
+    info: Any                   # the labels' LabelInfo
+    plan: Any                   # the measures' C.MeasurePlan (None: NDCG alone)
+    ideal: Any                  # qrels mode: the ideal lists (C.Batch)
+    judged_q: np.ndarray | None  # qrels mode: each query's judged index (-1: none)
+
+
+FLAG_BITS = 8  # the flag bits a row has (uint8): the sets sharing one binary pass fit in them
+
+
+def binary_values(preps: list[Prepared], opts: Options) -> list[np.ndarray] | None:
+    """The binary measures (AP, RR, P@k, recall, bpref ...) of several label sets
+    of one chunk, from one pass over its rows for as many sets as their flag bits
+    fit in a row's (``FLAG_BITS``): each set's flags shifted to bits of their own,
+    one tie group entry for an item flagged under any of them (an entry with no
+    item flagged under a set adds nothing to that set's measures, so each set's
+    values are those of its own pass, to the last bit). One array a set
+    (n_queries, n_binary), or None when there is nothing to share (one set, no
+    binary measure, or more flag bits than a row has)."""
+    plan = preps[0].plan
+    if len(preps) < 2 or plan is None or not plan.n_bits or plan.n_bits > FLAG_BITS // 2:
+        return None
+    binary = np.flatnonzero(plan.families != K.F_GRADED)
+    if not len(binary):
+        return None
+    per_pass = FLAG_BITS // plan.n_bits
+    out: list[np.ndarray] = []
+    first = preps[0]
+    for start in range(0, len(preps), per_pass):
+        group = [p.plan.rows(binary) for p in preps[start:start + per_pass]]
+        joined = C.MeasurePlan.side_by_side(group)
+        _, _, values = C.run_kernels(first.batch, [], opts.gain, opts.tmode, opts.log_base,
+                                     first.info, False, False, plan=joined)
+        out += np.hsplit(values, len(group))
+    return out
+
+
+def _placed(plan, binary: np.ndarray, graded: np.ndarray, values) -> np.ndarray:
+    """The values of every measure of ``plan``: the binary ones from ``binary``, the
+    graded ones (rows ``graded`` of the plan) from ``values``."""
+    out = np.empty((len(binary), plan.n_measures))
+    out[:, np.flatnonzero(plan.families != K.F_GRADED)] = binary
+    if len(graded):
+        out[:, graded] = values
+    return out
+
+
+@dataclass
 class Scored(Rows):
     """Per-query results of a chunk, and what qrels mode learnt about its queries."""
     unjudged: pa.Array | None = None
@@ -367,6 +421,13 @@ class Scorer:
     def score_ranked(self, ranked: "Ranked") -> Scored:
         """The per-query results of a chunk read by :meth:`rank` (by this scorer or
         by the scorer of another label set of the same evaluation)."""
+        return self.finish(self.prepare(ranked))
+
+    def prepare(self, ranked: "Ranked") -> "Prepared":
+        """The chunk's labels under this scorer's set (the join in qrels mode), in
+        the tie rule's order, checked, with the plan of its binary measures: all
+        that :meth:`finish` (or the binary pass shared by several sets,
+        :func:`binary_values`) scores."""
         opts = self.opts
         chunk, scores, order = ranked.chunk, ranked.scores, ranked.order
         ideal = info_override = judged_q = None
@@ -396,20 +457,36 @@ class Scorer:
         batch = NamedBatch(chunk.offsets, scores, labels, ids=Names(chunk.ids))
         try:
             info = C.check_values(batch, opts.gain, opts.nan_scores,
-                                  "keep" if self.qrels is not None else opts.negative_labels)
+                                  "keep" if self.qrels is not None else opts.negative_labels,
+                                  labels_checked=info_override)
         except ValueError as err:
             where = (f"column {opts.score!r}" if str(err).startswith("scores")
                      else f"column {opts.label!r}")
             raise ValueError(f"in {where}: {err}") from None
-        if info_override is not None:
-            info = info_override
         plan = None
         if opts.others:
             n_rel = (self._relevant(judged_q) if self.qrels is not None
                      else M.count_relevant(lay, chunk.offsets, raw))
             plan = C.make_plan(lay, flags if flags is not None else np.zeros(0, np.uint8), n_rel)
+        return Prepared(chunk, scores, labels, order, batch, info, plan, ideal, judged_q)
+
+    def finish(self, prep: "Prepared", binary: np.ndarray | None = None) -> Scored:
+        """The per-query results of a chunk from :meth:`prepare`. ``binary``: the
+        values of the plan's binary measures, already scored (n_queries, n_binary,
+        in the plan's order of them; :func:`binary_values`), so that only its graded
+        measures are scored here."""
+        opts = self.opts
+        chunk, scores, labels, order = prep.chunk, prep.scores, prep.labels, prep.order
+        batch, ideal, judged_q, plan = prep.batch, prep.ideal, prep.judged_q, prep.plan
+        graded = None
+        if binary is not None:
+            graded = np.flatnonzero(plan.families == K.F_GRADED)
+            plan = plan.rows(graded) if len(graded) else None
         dcg, idcg, mvals = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode,
-                                         opts.log_base, info, True, True, ideal=ideal, plan=plan)
+                                         opts.log_base, prep.info, True, True, ideal=ideal,
+                                         plan=plan)
+        if binary is not None:
+            mvals = _placed(prep.plan, binary, graded, mvals)
         if not opts.cutoffs:
             dcg = idcg = np.zeros((batch.n_queries, 0))
         ids, n_docs, unjudged, judged = chunk.ids, np.diff(chunk.offsets), None, None
@@ -625,7 +702,11 @@ class SetScorer:
         ranked = self.scorers[0].rank(chunk)
         if self.scorers[0].qrels is not None:  # every set's join reads them: made once
             ranked.docs = chunk_docs(ranked.chunk, self.opts.doc)
-        return [s.score_ranked(ranked) for s in self.scorers]
+        preps = [s.prepare(ranked) for s in self.scorers]
+        shared = binary_values(preps, self.opts)
+        if shared is None:
+            return [s.finish(p) for s, p in zip(self.scorers, preps)]
+        return [s.finish(p, b) for s, p, b in zip(self.scorers, preps, shared)]
 
 
 def score_sets(batches: Iterator[pa.RecordBatch], scorers: list[Scorer],

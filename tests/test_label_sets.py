@@ -177,7 +177,7 @@ def _ids(draw, n, prefix):
 
 @st.composite
 def run_and_sets(draw):
-    """A tie-heavy run (string ids, each document once a query) and 1 to 3 label sets
+    """A tie-heavy run (string ids, each document once a query) and 1 to 6 label sets
     judging some of its documents and some it never retrieved."""
     n_q = draw(st.integers(1, 5))
     q, d, s = [], [], []
@@ -189,7 +189,7 @@ def run_and_sets(draw):
                            max_size=len(docs)))
     run = pa.table({"query_id": q, "doc_id": d, "score": s})
     sets = {}
-    for j in range(draw(st.integers(1, 3))):
+    for j in range(draw(st.integers(1, 6))):
         pairs = sorted({(f"q{draw(st.integers(0, n_q))}", f"d{draw(st.integers(0, 8))}")
                         for _ in range(draw(st.integers(1, 12)))})
         labels = draw(st.lists(st.integers(0, 3), min_size=len(pairs), max_size=len(pairs)))
@@ -204,6 +204,10 @@ def run_and_sets(draw):
     dict(ties="trec", gain="linear", measure=["ndcg_cut.3", "map", "P.2", "bpref"]),
     dict(ties="average", k=[1, 2, None], zero_idcg="nan"),
     dict(ties="stable", measure=["nDCG@3", "RR", "Judged@2"], complete=True),
+    # graded measures beside binary ones at two thresholds and the judged bit: the
+    # binary ones of up to 2 sets share a pass (3 flag bits a set), the others alone
+    dict(ties="trec", gain="linear", measure=["rbp.p=0.8", "map", "P.2", "bpref",
+                                              "ndcg_rel", "infAP", "AP(rel=2)"]),
 ]))
 def test_random_runs_each_set_equals_its_own_call(case, options):
     run, sets = case
