@@ -288,3 +288,22 @@ def test_packed_text_ids_keep_their_length():
     col = plain_ids(pa.array(["", "\x00", "\x00", "a", "a\x00"]))
     assert run_starts(col).tolist() == [1, 3, 4]
     assert not all_distinct(col) and all_distinct(col.slice(2))
+
+
+@pytest.mark.parametrize("long_at", [None, 0, 700_000, 1_199_999])
+def test_many_text_ids_packed_on_several_threads(long_at):
+    """Over a million ids are packed in ranges on several threads: the runs and
+    the distinctness are Arrow's own, and one id too long to pack, anywhere
+    (first, in a later range, last), sends every range back to the text."""
+    from fastndcg._arrow import all_distinct, plain_ids, run_starts
+    import pyarrow.compute as pc
+    n = 1_200_000
+    values = np.repeat(np.arange(n // 3), 3)
+    ids = pc.binary_join_element_wise("q", pa.array(values).cast(pa.string()), "").to_pylist()
+    if long_at is not None:
+        ids[long_at] = "a-very-long-query-id"
+    col = plain_ids(pa.array(ids))
+    change = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    assert run_starts(col).tolist() == (np.flatnonzero(change) + 1).tolist()
+    assert not all_distinct(col)
+    assert all_distinct(pc.unique(col))

@@ -734,13 +734,35 @@ def _line_up_chunk(g0, g1, goff, ids, judged_q, joff, jids, extra, out_match, fi
 SHORT = 7  # bytes: a text id up to this long packs into one int64 (:func:`pack_short`)
 
 
-@kernel
+PACK_ROWS = 1 << 18  # ids a thread packs at least (fewer: one thread, no hand-off)
+
+
 def pack_short(data, off, out):
     """out[i] <- text id i (Arrow's ``data`` and int64 ``off``) as one int64: its
     bytes, little-endian, and its length in the top byte, so that two ids are
     equal exactly when their integers are (matched as integers they cost a
-    tenth of matching the text). False as soon as an id is longer than
-    :data:`SHORT` bytes (``out`` then only partly written)."""
+    tenth of matching the text). False when an id is longer than :data:`SHORT`
+    bytes (``out`` then only partly written). Ranges of ids on several threads
+    (:func:`.threads.run_chunks`), from PACK_ROWS ids a range."""
+    from .threads import thread_count
+
+    n = len(out)
+    n_chunks = max(1, min(8 * thread_count(), n // PACK_ROWS))
+    if n_chunks == 1:
+        return _pack_range(data, off, out)
+    fits = np.ones(n_chunks, np.bool_)
+
+    def work(c):
+        a, b = n * c // n_chunks, n * (c + 1) // n_chunks
+        fits[c] = _pack_range(data, off[a:b + 1], out[a:b])
+
+    run_chunks(n_chunks, work)
+    return bool(fits.all())
+
+
+@kernel
+def _pack_range(data, off, out):
+    """:func:`pack_short` of ids 0..len(out)-1 of ``off`` (offsets into ``data``)."""
     for i in range(len(out)):
         a = off[i]
         n = off[i + 1] - a
