@@ -369,6 +369,15 @@ def test_tie_check_finds_every_tie():
     descending = np.arange(1000.0)[::-1].copy()
     descending[-1] = descending[0]
     assert fastndcg._core.tied_queries(np.array([0, 1000]), descending).tolist() == [True]
+    # lists whose hash table is capped (more than 2**16 / 8 rows) or sized by the list
+    rng = np.random.default_rng(7)
+    for n in (9_000, 40_000, 200_000):
+        s = rng.permutation(n).astype(np.float64)
+        assert fastndcg._core.tied_queries(np.array([0, 5, n]), s) is None
+        i, j = 5 + rng.choice(n - 5, 2, replace=False)
+        s[i] = s[j]
+        got = fastndcg._core.tied_queries(np.array([0, 5, n]), s)
+        assert got is not None and got.tolist() == [False, True], n
 
 
 @pytest.mark.parametrize("doc_type", ["int", "string"])
