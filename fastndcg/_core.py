@@ -476,6 +476,16 @@ class MeasurePlan:
     def n_measures(self) -> int:
         return len(self.codes)
 
+    @property
+    def binary(self) -> np.ndarray:
+        """The indices of the binary measures (those read from flag bits alone)."""
+        return np.flatnonzero(self.families != K.F_GRADED)
+
+    @property
+    def graded(self) -> np.ndarray:
+        """The indices of the graded measures (those that read the gains)."""
+        return np.flatnonzero(self.families == K.F_GRADED)
+
     def rows(self, which: np.ndarray) -> "MeasurePlan":
         """The plan of measures ``which`` alone (indices into this plan's)."""
         return dataclasses.replace(self, codes=self.codes[which], cutoffs=self.cutoffs[which],

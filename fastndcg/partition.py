@@ -339,7 +339,7 @@ def binary_values(preps: list[Prepared], opts: Options) -> list[np.ndarray] | No
     plan = preps[0].plan
     if len(preps) < 2 or plan is None or not plan.n_bits or plan.n_bits > FLAG_BITS // 2:
         return None
-    binary = np.flatnonzero(plan.families != K.F_GRADED)
+    binary = plan.binary
     if not len(binary):
         return None
     per_pass = FLAG_BITS // plan.n_bits
@@ -358,7 +358,7 @@ def _placed(plan, binary: np.ndarray, graded: np.ndarray, values) -> np.ndarray:
     """The values of every measure of ``plan``: the binary ones from ``binary``, the
     graded ones (rows ``graded`` of the plan) from ``values``."""
     out = np.empty((len(binary), plan.n_measures))
-    out[:, np.flatnonzero(plan.families != K.F_GRADED)] = binary
+    out[:, plan.binary] = binary
     if len(graded):
         out[:, graded] = values
     return out
@@ -480,7 +480,7 @@ class Scorer:
         batch, ideal, judged_q, plan = prep.batch, prep.ideal, prep.judged_q, prep.plan
         graded = None
         if binary is not None:
-            graded = np.flatnonzero(plan.families == K.F_GRADED)
+            graded = plan.graded
             plan = plan.rows(graded) if len(graded) else None
         dcg, idcg, mvals = C.run_kernels(batch, opts.cutoffs, opts.gain, opts.tmode,
                                          opts.log_base, prep.info, True, True, ideal=ideal,

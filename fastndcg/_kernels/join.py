@@ -34,7 +34,7 @@ from numba.extending import overload, register_jitable
 from .rank import sort_desc
 from .strings import common_prefix, prefix_key, str_cmp, str_equal, str_hash, str_head
 from ._jit import kernel
-from .threads import run_chunks
+from .threads import run_chunks, run_ranges
 
 _ONE = np.uint64(1)
 _K = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
@@ -507,9 +507,7 @@ def join_docs(goff, ids, hashes, judged_q, joff, jids, jhashes, chunks, want_ord
 def id_hashes(ids, out):
     """out[i] <- the hash of id i (as :func:`join_docs` hashes it), for ids that
     several joins read: hashed once, not once a join. Rows in parallel slices."""
-    n = len(out)
-    bounds = np.linspace(0, n, 8 + 1).astype(np.int64)
-    run_chunks(8, lambda c: _hash_rows(bounds[c], bounds[c + 1], ids, out))
+    run_ranges(len(out), 8, lambda c, a, b: _hash_rows(a, b, ids, out))
 
 
 @kernel
@@ -758,11 +756,10 @@ def pack_short(data, off, out):
         return _pack_range(data, off, out)
     fits = np.ones(n_chunks, np.bool_)
 
-    def work(c):
-        a, b = n * c // n_chunks, n * (c + 1) // n_chunks
+    def work(c, a, b):
         fits[c] = _pack_range(data, off[a:b + 1], out[a:b])
 
-    run_chunks(n_chunks, work)
+    run_ranges(n, n_chunks, work)
     return bool(fits.all())
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .codes import SCAN_BAD_LABEL, SCAN_FRACTION, SCAN_N, SCAN_NAN_SCORE, SCAN_NEGATIVE
 from ._jit import kernel
-from .threads import run_chunks
+from .threads import run_ranges
 
 
 @kernel
@@ -54,11 +54,8 @@ def scan_values(scores, labels, n_chunks):
     lmin = np.full(n_chunks, np.inf)
     lmax = np.full(n_chunks, -np.inf)
 
-    def work(c):
-        scan_chunk(scores, labels, np.int64(n * c // n_chunks),
-                   np.int64(n * (c + 1) // n_chunks), np.int64(c), first, lmin, lmax)
-
-    run_chunks(n_chunks, work)
+    run_ranges(n, n_chunks, lambda c, a, b: scan_chunk(scores, labels, a, b, np.int64(c),
+                                                       first, lmin, lmax))
     return first, lmin, lmax
 
 

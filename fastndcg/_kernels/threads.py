@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import threading
+
+import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -82,3 +84,12 @@ def run_chunks(n_chunks: int, work: Callable, scratch: Callable | None = None) -
     worker()
     for f in futures:
         f.result()
+
+
+def run_ranges(n: int, n_chunks: int, work: Callable) -> None:
+    """``work(c, start, stop)`` for n rows cut into ``n_chunks`` ranges of about equal
+    size (range c: rows start:stop, int64 bounds), as :func:`run_chunks` runs chunks."""
+    def one(c):
+        work(c, np.int64(n * c // n_chunks), np.int64(n * (c + 1) // n_chunks))
+
+    run_chunks(n_chunks, one)
