@@ -231,7 +231,8 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict, preset: str |
         scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
     batch = _group(scores, _column(labels, "labels"), offsets, query_ids)
     batch.labels = read_grades(  # each grade as the preset's tool reads it
-        batch.labels, preset, lambda row: f"labels[{row}] ({batch.name(batch.query_of_row(row))})")
+        batch.labels, preset, lambda row: f"labels[{row}] ({batch.name(batch.query_of_row(row))})",
+        exp2=gain_spec.mode == K.EXP2)
     batch.raw = batch.labels  # check_values replaces, never changes, the labels
     info = C.check_values(batch, gain_spec, nan_scores, negative_labels)
     return batch, cutoffs, multi, gain_spec, tmode, base, info

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from . import _validate as V
 from . import foreign
-from ._arrow import from_numpy, scalar
+from ._arrow import as_numpy, from_numpy, one_array, scalar
 
 
 def _is_dataset(source) -> bool:
@@ -675,12 +675,16 @@ def read_trec_qrels(path: str | os.PathLike, *, query: str = "query_id", doc: st
     path = os.fspath(path)
     take = qrels_columns(query, doc, label)
     grades = grades_of(preset)
-    if grades.rule == "atol":
+    if grades.text in ("atol", "int"):  # the grade's text read as the tool reads it
         take[3] = (label, pa.large_string())
         table = _read_trec(path, _QREL_FIELDS, take, strict=True)
-        if pa.types.is_integer(table.column(2).type):  # whole grades, read as atol reads them
-            return table
-        return table.set_column(2, label, _atol_grades(table.column(2), path, preset))
+        if not pa.types.is_integer(table.column(2).type):  # (whole grades are read already)
+            read = _atol_grades if grades.text == "atol" else _int_grades
+            table = table.set_column(2, label, read(table.column(2), path, preset))
+        if grades.bounds:
+            read_grades(as_numpy(one_array(table.column(2))), preset,
+                        lambda i: f"{path}:{_line_of(path, i)}")
+        return table
     table = _read_trec(path, _QREL_FIELDS, take, strict=True)
     if grades.rule == "as given" or pa.types.is_integer(table.column(2).type):
         return table
@@ -725,26 +729,43 @@ def whole_grades(grades: pa.Array) -> pa.Array:
         return pa.array([c_atol(g) for g in grades.to_pylist()], pa.int64())
 
 
+def _int_grades(texts, path: str, preset: str) -> pa.Array:
+    """A qrels file's grades (text) as Python's int() reads them (ranx's and
+    ir_measures' readers): as int64, a grade that is not a whole number, or is one
+    past 64 bits, refused naming its line."""
+    from .presets import grades_of
+
+    grades = grades_of(preset)
+    texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+    plain = pc.and_(pc.match_substring_regex(texts, WHOLE),
+                    pc.less_equal(pc.utf8_length(texts), 18))  # (fits in 64 bits)
+    values = whole_grades(pc.if_else(plain, texts, "0")).to_numpy().copy()
+    lo, hi = grades.bounds or (_LONG_MIN, _LONG_MAX)
+    for i in np.flatnonzero(~plain.to_numpy(zero_copy_only=False)):  # the few others
+        text = texts[int(i)].as_py()
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(grades.bad_text(text, f"{path}:{_line_of(path, int(i))}",
+                                             preset)) from None
+        if not lo <= value <= hi:
+            raise ValueError(grades.out_of_bounds(value, f"{path}:{_line_of(path, int(i))}",
+                                                  preset))
+        values[i] = value
+    return pa.array(values, pa.int64())
+
+
 def _atol_grades(texts, path: str, preset: str) -> pa.Array:
-    """A qrels file's grades (text) as trec_eval reads them, C's atol of each: one
+    """A qrels file's grades (text) as trec_eval reads them, C's atol of each, whatever
+    the text (0 where it starts with no digit): one
     :class:`~fastndcg.presets.GradeWarning` naming the first that is not a whole
-    number; a field that is not a number, NaN or infinite is refused."""
+    number."""
     from .presets import grades_of, warn_grade
 
     texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
     whole = pc.match_substring_regex(texts, WHOLE)
-    if pc.all(whole).as_py():
+    if not len(texts) or pc.all(whole).as_py():  # (an empty file: said by the caller)
         return whole_grades(texts)
-    number = pc.match_substring_regex(texts, _NUMBER, ignore_case=True)
-    if not pc.all(number).as_py():
-        i = pc.index(number, False).as_py()
-        raise ValueError(f"{path}:{_line_of(path, i)}: field rel must be a number, got "
-                         f"{texts[i].as_py()!r}; fix or remove the line")
-    finite = pc.is_finite(texts.cast(pa.float64()))
-    if not pc.all(finite).as_py():
-        i = pc.index(finite, False).as_py()
-        raise ValueError(f"{path}:{_line_of(path, i)}: grade {texts[i].as_py()!r}: labels must "
-                         f"be finite numbers; fix or remove the line")
     lead = pc.extract_regex(texts, r"^(?P<n>[+-]?[0-9]*)").field("n")
     lead = pc.if_else(pc.match_substring_regex(lead, "[0-9]"), lead, "0")
     values = whole_grades(lead)

@@ -117,6 +117,7 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
     cutoffs (and gain) as trec_eval or ir_measures do, instead of ``k``."""
     o = O.bound(given, where)
     o["qrels"] = O.check("qrels", o["qrels"])
+    O.check("human_qrels", o["human_qrels"])
     qrels, k, measure, preset, gain = o["qrels"], o["k"], o["measure"], o["preset"], o["gain"]
     others: list = []
     default_rel = 1 if o["rel"] is None else O.check("rel", o["rel"])
@@ -519,7 +520,8 @@ class Scorer:
             return (f"column {self.opts.label!r}, query {chunk.ids[q].as_py()!r} (its row "
                     f"{row - int(chunk.offsets[q]):,})")
 
-        read = read_grades(labels, self.opts.preset, where, warn=not self._warned)
+        read = read_grades(labels, self.opts.preset, where, warn=not self._warned,
+                           exp2=self.opts.gain.mode == K.EXP2)
         self._warned = self._warned or read is not labels
         return read
 

@@ -54,6 +54,23 @@ with one :class:`GradeWarning` naming the file and line (or the argument, query 
 document) of the first such grade; ``pytrec_eval``, ``lightgbm`` and the ``xgboost``
 presets refuse it, as those tools do; ``sklearn`` and no preset use it as it is.
 
+Each preset also takes only the grades its tool takes (:attr:`Grades.bounds`,
+:attr:`Grades.text`), checked against the tools themselves:
+
+* a qrels file's grade field is read as the tool reads its text: ``trec_eval`` by
+  C's ``atol`` whatever it holds ('0x10', 'abc' and 'nan' are 0, '1e300' is 1, with
+  the warning above), ``pytrec_eval`` and ``ranx`` by Python's ``int()`` (as ranx's
+  ``from_file`` and ir_measures' reader, which pytrec_eval's users read files with:
+  '+3' and '1_0' are taken, '3.0', '1e3' and '0x10' refused);
+* ``trec_eval`` refuses a grade of 2**31 or more (its table of grade counts would
+  pass 16 GiB, and it stops), ``pytrec_eval`` one outside 32-bit C ints (it wraps
+  them around, or crashes), ``ranx`` one outside 64-bit ints (it overflows);
+* ``lightgbm`` and the ``xgboost`` presets round labels to 32-bit floats first, as
+  those tools hold them (1 + 1e-9 is 1 there), and, with their exponential gain,
+  take labels 0 to 30 (LightGBM's default ``label_gain``) or 0 to 31 (XGBoost).
+  NaN is refused everywhere, although LightGBM takes a NaN label (and scores it from
+  an undefined cast).
+
 Options given explicitly next to a preset override it (``preset="trec_eval",
 gain="exp2"`` is trec_eval's rules with exponential gain). A combination the
 preset cannot honour is an error: the trec presets on ``ndcg``/``dcg``, which
@@ -68,6 +85,7 @@ take no document ids to break ties with, and the learning-to-rank presets
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -105,6 +123,17 @@ class Grades:
     rule: str = "as given"
     tool: str = ""
     how: str = ""
+    # a qrels file's grade, as the tool reads its text: "number" (a decimal number),
+    # "atol" (C's atol: trec_eval) or "int" (Python's int(): ranx's and ir_measures'
+    # readers, which pytrec_eval's users read files with)
+    text: str = "number"
+    # the grades the tool holds, (lowest, highest), and what it does beyond them;
+    # ``exp2_only``: only with exponential gain (LightGBM's default label_gain, XGBoost's
+    # ndcg_exp_gain)
+    bounds: tuple = ()
+    beyond: str = ""
+    exp2_only: bool = False
+    float32: bool = False  # grades are rounded to 32-bit floats first (LightGBM, XGBoost)
 
     @property
     def truncates(self) -> bool:
@@ -127,12 +156,32 @@ class Grades:
                 f"'linear' is the grade, 'exp2' 2**grade - 1)")
 
 
+    def out_of_bounds(self, grade, where: str, preset: str) -> str:
+        """The error of a grade outside the ones the tool holds."""
+        lo, hi = self.bounds
+        return (f"{where}: grade {_text(grade)} is outside {_text(lo)} to {_text(hi)}, the "
+                f"grades {self.tool} takes ({self.beyond}); preset={preset!r} refuses it as "
+                f"{self.tool} does: map the grades into that range, or leave preset out to "
+                f"use them as they are")
+
+    def bad_text(self, text: str, where: str, preset: str) -> str:
+        """The error of a qrels file's grade that is not a whole number as Python's
+        int() writes one (ranx's and ir_measures' readers)."""
+        return (f"{where}: grade {text!r} is not a whole number as Python's int() reads "
+                f"one, and {self.tool} refuses such grades ({self.how}); preset={preset!r} "
+                f"refuses it as {self.tool} does: write the grade as a whole number, or leave "
+                f"preset out to read it as a number")
+
+
 def _text(grade) -> str:
     """A grade as a message shows it: a file's text as written, a number plainly."""
     if isinstance(grade, str):
         return repr(grade)
+    if isinstance(grade, int):
+        return repr(grade)
     value = float(grade)
-    return repr(int(value)) if value == int(value) else repr(value)
+    whole = math.isfinite(value) and value == int(value) and abs(value) < 1e16
+    return repr(int(value)) if whole else repr(value)
 
 
 AS_GIVEN = Grades()
@@ -155,16 +204,29 @@ _LTR = {"gain": "exp2", "ties": "stable", "log_base": 2.0, "negative_labels": "e
         "score_precision": "float64"}
 # XGBoost keeps predictions and base margins as float32
 _XGB = {**_LTR, "score_precision": "float32"}
-_LIGHTGBM_GRADES = Grades("refuse", "LightGBM", "label should be int type for ranking task")
-_XGBOOST_GRADES = Grades("refuse", "XGBoost", "label must be either 0 or positive integer")
+# LightGBM and XGBoost hold labels as 32-bit floats; LightGBM's default label_gain has
+# 31 gains (labels 0-30), XGBoost's exponential gain takes labels up to 31
+_LIGHTGBM_GRADES = Grades("refuse", "LightGBM", "label should be int type for ranking task",
+                          bounds=(0, 30), beyond="labels are not negative, and its default "
+                          "label_gain holds the gains of labels 0 to 30", exp2_only=True,
+                          float32=True)
+_XGBOOST_GRADES = Grades("refuse", "XGBoost", "label must be either 0 or positive integer",
+                         bounds=(0, 31), beyond="labels are not negative, and at most 31 with "
+                         "its exponential gain", exp2_only=True, float32=True)
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("trec_eval", "trec_eval 10.x (ndcg, ndcg_cut.k)",
            {**_TREC, "score_precision": "float64"}, "all judged documents", True, True,
-           Grades("atol", "trec_eval", "C's atol: the whole number it starts with")),
+           Grades("atol", "trec_eval", "C's atol: the whole number it starts with",
+                  text="atol", bounds=(-(1 << 63), (1 << 31) - 1),
+                  beyond="it keeps a count for every grade from 0 to a query's highest, in a "
+                         "table that would take more than 16 GiB, and stops")),
     Preset("pytrec_eval", "pytrec_eval, trec_eval 9.x, ir_measures (default provider)",
            {**_TREC, "score_precision": "float32"}, "all judged documents", True, True,
-           Grades("refuse", "pytrec_eval", "TypeError: Expected relevance to be integer.")),
+           Grades("refuse", "pytrec_eval", "TypeError: Expected relevance to be integer.",
+                  text="int", bounds=(-(1 << 31), (1 << 31) - 1),
+                  beyond="it keeps a grade as a 32-bit C int: larger ones wrap around, or crash "
+                         "it")),
     Preset("sklearn", "scikit-learn ndcg_score / dcg_score",
            {"gain": "linear", "ties": "average", "log_base": 2.0, "zero_idcg": "zero",
             "negative_labels": "error", "score_precision": "float64"}, "the list", False, False),
@@ -177,7 +239,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("ranx", "ranx evaluate (ndcg@k, map@k, mrr@k, ...; ties as its Run ranks them)",
            {**_TREC, "ties": "ranx", "score_precision": "float64"}, "all judged documents",
            True, False, Grades("int", "ranx", "its Qrels casts a dict's grades to int, toward "
-                                              "zero; its from_file and from_df refuse them")),
+                                              "zero; its from_file and from_df refuse them",
+                               text="int", bounds=(-(1 << 63), (1 << 63) - 1),
+                               beyond="it keeps grades as 64-bit ints: 'Python int too large "
+                                      "to convert to C long'")),
 ]}
 
 
@@ -252,11 +317,16 @@ def fractional(labels: np.ndarray) -> np.ndarray | None:
 
 
 def read_grades(labels: np.ndarray, preset: str | None, where: Callable[[int], str],
-                warn: bool = True) -> np.ndarray:
+                warn: bool = True, exp2: bool = True, exact: np.ndarray | None = None
+                ) -> np.ndarray:
     """``labels`` as ``preset``'s tool reads them: as given, or each grade that is not
     a whole number cut to its whole part (trec_eval, ranx: one :class:`GradeWarning`
-    naming the first, unless ``warn`` is False) or refused (ValueError). ``where(i)``
-    names row ``i`` in a message. Never changes ``labels``.
+    naming the first, unless ``warn`` is False) or refused (ValueError); rounded to
+    32-bit floats first where the tool holds them so (LightGBM, XGBoost), and refused
+    outside the grades the tool holds (:attr:`Grades.bounds`; with ``exp2`` False,
+    the gain is not exponential: bounds of exponential gain do not apply; ``exact``:
+    the integer grades ``labels`` were converted from, whose bounds are checked
+    instead). ``where(i)`` names row ``i`` in a message. Never changes ``labels``.
 
     >>> import warnings
     >>> import numpy as np
@@ -270,6 +340,17 @@ def read_grades(labels: np.ndarray, preset: str | None, where: Callable[[int], s
     grades = grades_of(preset)
     if grades.rule == "as given":
         return labels
+    given = labels
+    if grades.float32 and labels.dtype.kind == "f" and labels.dtype != np.float32:
+        with np.errstate(over="ignore"):
+            rounded = labels.astype(np.float32).astype(labels.dtype)
+        if not np.array_equal(rounded, labels, equal_nan=True):
+            labels = rounded  # (a new array: the caller's is not changed)
+    if grades.bounds and (exp2 or not grades.exp2_only):
+        if exact is not None:
+            _check_bounds(exact, exact, grades, where, preset)
+        else:
+            _check_bounds(labels, given, grades, where, preset)
     frac = fractional(labels)
     if frac is None:
         return labels
@@ -294,3 +375,24 @@ def warn_grade(message: str) -> None:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         level, frame = level + 1, frame.f_back
     warnings.warn(message, GradeWarning, stacklevel=level)
+
+
+def _check_bounds(labels: np.ndarray, given: np.ndarray, grades: Grades,
+                  where: Callable[[int], str], preset: str) -> None:
+    """Refuse the first grade of ``labels`` (as the tool holds them) outside
+    ``grades.bounds``, shown as ``given`` (NaN is refused elsewhere)."""
+    import numpy as np
+
+    if not len(labels):
+        return
+    lo, hi = grades.bounds
+    if labels.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):  # (NaN and infinities given are refused elsewhere)
+            out = ((labels < lo) | (labels >= hi + 1)) & np.isfinite(given)  # (hi + 1: exact)
+    else:
+        lo_, hi_ = np.iinfo(labels.dtype).min, np.iinfo(labels.dtype).max
+        out = ((labels < lo) if lo > lo_ else np.zeros(len(labels), bool)) | (
+            (labels > hi) if hi < hi_ else False)
+    if out.any():
+        i = int(np.argmax(out))
+        raise ValueError(grades.out_of_bounds(given[i].item(), where(i), preset))

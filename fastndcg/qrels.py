@@ -387,8 +387,9 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
                         f"{doc!r}, {label!r}{got}") from None
     # messages name the qrels: a file by its name, an object by the argument (qrels=)
     memory = src.argument is not None
-    where = f"{name}: " if memory else f"in the qrels {src.describe}: "
-    src.describe = src.named if memory else f"qrels {src.describe}"
+    kind = "human_qrels" if name == "human_qrels" else "qrels"  # (a label set is qrels)
+    where = f"{name}: " if memory else f"in the {kind} {src.describe}: "
+    src.describe = src.named if memory else f"{kind} {src.describe}"
     batches = list(src.batches())
     try:
         row0 = 0
@@ -427,11 +428,15 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
 def _grades(chunk: Chunk, docs: pa.Array, label: str, gain: C.Gain, negative_labels: str,
             preset: str | None, src, memory: bool, where: str) -> tuple:
     """(labels0, raw0, info) of the grouped judgments (see :class:`Qrels`), checked."""
-    labels = numbers(chunk.table.column(label), C.kernel_labels)
+    column = chunk.table.column(label)
+    labels = numbers(column, C.kernel_labels)
+    # integers past 32 bits are float64 to the kernels: the tool's bounds are checked on them
+    exact = numbers(column) if labels.dtype.kind == "f" and pa.types.is_integer(
+        column.type) else None
     labels = read_grades(labels, preset, lambda t: (
         f"{src.describe if memory else 'the ' + src.describe}, column {label!r}, query "
         f"{chunk.ids[int(np.searchsorted(chunk.offsets, t, 'right')) - 1].as_py()!r}, "
-        f"document {as_strings(docs)[t].as_py()!r}"))
+        f"document {as_strings(docs)[t].as_py()!r}"), exp2=gain.mode == K.EXP2, exact=exact)
     batch = NamedBatch(chunk.offsets, labels, labels, ids=Names(chunk.ids))
     try:
         info = C.check_values(batch, gain, "error", negative_labels, check_scores=False)

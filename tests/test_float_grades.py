@@ -269,7 +269,7 @@ def test_pytrec_eval_preset_refuses_as_pytrec_eval_does(tmp_path):
     q, r = _write(tmp_path, QRELS)
     with pytest.raises(ValueError) as file_err:
         fastndcg.evaluate(r, qrels=q, measure="ndcg_cut_3", preset="pytrec_eval")
-    assert str(file_err.value).startswith(f"{q}:1: grade 0.5 is not a whole number")
+    assert str(file_err.value).startswith(f"{q}:1: grade '0.5' is not a whole number")
     assert str(theirs.value) in str(file_err.value)  # pytrec_eval's own words
     with pytest.raises(ValueError, match=r"qrels=, column 'label', query 'q1', document 'd2'"):
         fastndcg.evaluate(r, qrels={"q1": {"d1": 1, "d2": 2.7}}, preset="pytrec_eval")
@@ -350,10 +350,15 @@ def test_list_mode_trec_eval_preset_warns_once_per_call():
 @pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "NaN", "Infinity"])
 @pytest.mark.parametrize("preset", [None, "trec_eval", "ranx", "pytrec_eval"])
 def test_nan_and_infinite_grades_are_refused_by_name(tmp_path, bad, preset):
+    """Refused everywhere, but in a qrels file as trec_eval, ranx and pytrec_eval read
+    one (C's atol: 0; Python's int(): refused as not a whole number; see
+    test_*_reads_a_file_grade_as_*)."""
     q, r = _write(tmp_path, f"q1 0 d1 1\nq1 0 d2 {bad}\n")
-    with pytest.raises(ValueError, match=r"finite") as err:
-        fastndcg.evaluate(r, qrels=q, preset=preset)
-    assert bad.lower()[:3] in str(err.value).lower()
+    if preset != "trec_eval":
+        words = r"finite" if preset is None else r"is not a whole number"
+        with pytest.raises(ValueError, match=words) as err:
+            fastndcg.evaluate(r, qrels=q, preset=preset)
+        assert bad.lower()[:3] in str(err.value).lower()
     value = float(bad)
     with pytest.raises(ValueError, match=r"finite"):
         fastndcg.evaluate(r, qrels={"q1": {"d1": 1, "d2": value}}, preset=preset)
@@ -374,7 +379,7 @@ def test_command_line_says_a_truncated_grade_in_one_line(tmp_path):
     assert err.startswith(f"fastndcg: warning: {q}:1: grade '0.5' read as 0")
     status, out, err = _command([*base, "--preset", "pytrec_eval"])
     assert status == 1 and out == "" and err.count("\n") == 1
-    assert err.startswith(f"fastndcg: error: {q}:1: grade 0.5 is not a whole number")
+    assert err.startswith(f"fastndcg: error: {q}:1: grade '0.5' is not a whole number")
 
 
 def test_where_trec_eval_stops_on_truncated_grades(trec_eval_bin, tmp_path):
@@ -388,3 +393,157 @@ def test_where_trec_eval_stops_on_truncated_grades(trec_eval_bin, tmp_path):
     status, out, err = _command(["trec_eval", *args])
     assert (status, out) == (want.returncode, want.stdout)
     assert err.count("\n") == 1 and "negative" in err, err
+
+
+# ---------------------------------------------------------------- what each tool takes
+
+# a qrels file's grade fields as written, beyond the plain ones
+ODD_TEXTS = ["3", "+3", "-1", "007", "1_0", "3.0", "1e3", "1e300", "0x10", "abc", "nan",
+             "2147483647", "2147483648", "9223372036854775807", "9223372036854775808"]
+
+
+def _ranx_file_value(ranx, q: str, r: str):
+    """ranx's NDCG@3 on the files, or None where its reader refuses the qrels."""
+    try:
+        qrels = ranx.Qrels.from_file(q, kind="trec")
+    except (ValueError, OverflowError):
+        return None
+    return ranx.evaluate(qrels, ranx.Run.from_file(r, kind="trec"), "ndcg@3")
+
+
+def _ours(r: str, q: str, preset: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GradeWarning)
+        try:
+            return fastndcg.evaluate(r, qrels=q, k=3, preset=preset).mean["ndcg@3"]
+        except ValueError as err:
+            return err
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS)
+def test_ranx_preset_reads_a_file_grade_as_ranx_does(tmp_path, text):
+    """ranx's from_file reads a grade with Python's int(): '0x10', '1e300' and '3.0' are
+    refused there, '+3' and '1_0' taken; past 64 bits it overflows. preset="ranx"
+    takes exactly the grades ranx takes, with its numbers."""
+    ranx = pytest.importorskip("ranx")
+    q, r = _write(tmp_path, f"q1 0 d1 {text}\nq1 0 d2 0\nq1 0 d3 1\n")
+    want, got = _ranx_file_value(ranx, q, r), _ours(r, q, "ranx")
+    if want is None:
+        assert isinstance(got, ValueError) and f"{q}:1: grade" in str(got), got
+        assert "ranx" in str(got)
+    else:
+        assert not isinstance(got, Exception), got
+        assert got == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS)
+def test_pytrec_eval_preset_reads_a_file_grade_as_its_readers_do(tmp_path, text):
+    """pytrec_eval reads no files: its users read qrels with ir_measures (Python's
+    int() of the field) and pass ints, which it keeps as 32-bit C ints (2**31 wraps
+    around or crashes it, so it is not run on those). preset="pytrec_eval" takes what
+    that path takes, with pytrec_eval's numbers."""
+    ir_measures = pytest.importorskip("ir_measures")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    q, r = _write(tmp_path, f"q1 0 d1 {text}\nq1 0 d2 0\nq1 0 d3 1\n")
+    got = _ours(r, q, "pytrec_eval")
+    try:
+        qrels = {"q1": {j.doc_id: j.relevance for j in ir_measures.read_trec_qrels(q)}}
+    except ValueError:
+        assert isinstance(got, ValueError) and f"{q}:1: grade {text!r}" in str(got), got
+        return
+    if not -2 ** 31 <= qrels["q1"]["d1"] < 2 ** 31:
+        assert isinstance(got, ValueError) and "32-bit" in str(got), got
+        return
+    run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    want = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.3"}).evaluate(run)["q1"]
+    assert not isinstance(got, Exception), got
+    assert got == pytest.approx(want["ndcg_cut_3"], abs=1e-12)
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS)
+def test_trec_eval_preset_reads_a_file_grade_as_trec_eval_does(trec_eval_bin, tmp_path, text):
+    """trec_eval reads any grade field with C's atol ('0x10', 'abc' and 'nan' are 0,
+    '1e300' 1), and stops where its table of grade counts would pass 16 GiB (a grade of
+    2**31 or more): preset="trec_eval" prints its numbers, or refuses where it stops."""
+    q, r = _write(tmp_path, f"q1 0 d1 {text}\nq1 0 d2 0\nq1 0 d3 1\n")
+    got = _ours(r, q, "trec_eval")
+    from fastndcg.io import c_atol
+    if c_atol(text) >= 2 ** 31:
+        assert isinstance(got, ValueError) and "16 GiB" in str(got), got
+        return
+    out = _binary(trec_eval_bin, ["-m", "ndcg_cut.3", q, r])
+    assert not isinstance(got, Exception), got
+    assert f"{got:.4f}" == out.split()[-1]
+
+
+LTR_LABELS = [0, 30, 31, 32, 1 + 1e-9, 30.9999999, 31.0000001, 1.5, -1, 1e300]
+
+
+def _lightgbm_takes(label) -> bool:
+    lgb = pytest.importorskip("lightgbm")
+    y = np.array([label, 0.0, 1.0])
+    data = lgb.Dataset(np.arange(3.0).reshape(-1, 1), label=y, group=[3],
+                       params={"verbose": -1})
+    try:
+        lgb.train({"objective": "lambdarank", "metric": "ndcg", "verbose": -1,
+                   "min_data_in_leaf": 1}, data, 1, valid_sets=[data])
+    except lgb.basic.LightGBMError:
+        return False
+    return True
+
+
+def _xgboost_takes(label) -> bool:
+    xgb = pytest.importorskip("xgboost")
+    try:
+        d = xgb.DMatrix(np.arange(3.0).reshape(-1, 1), label=np.array([label, 0.0, 1.0]))
+        d.set_group([3])
+        xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg"}, d, 1, evals=[(d, "t")],
+                  verbose_eval=False)
+    except xgb.core.XGBoostError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("label", LTR_LABELS)
+@pytest.mark.parametrize("preset,takes", [("lightgbm", _lightgbm_takes),
+                                          ("xgboost", _xgboost_takes)])
+def test_learning_to_rank_presets_take_the_labels_their_tools_take(preset, takes, label):
+    """LightGBM and XGBoost hold labels as 32-bit floats (1 + 1e-9 is 1 there, and
+    30.9999999 is 31); LightGBM's default label_gain covers labels 0-30, XGBoost's
+    exponential gain labels up to 31. The presets refuse exactly what the tools refuse,
+    in evaluate and in ndcg alike."""
+    log = pd.DataFrame({"query_id": ["a"] * 3, "score": [3.0, 2.0, 1.0],
+                        "label": [label, 0.0, 1.0]})
+    want = takes(label)
+    for call in (lambda: fastndcg.evaluate(log, k=3, preset=preset).mean["ndcg@3"],
+                 lambda: fastndcg.ndcg([3.0, 2.0, 1.0], [label, 0.0, 1.0], k=3, preset=preset)):
+        if want:
+            call()
+        else:
+            with pytest.raises(ValueError, match=preset.replace("lightgbm", "LightGBM")
+                               .replace("xgboost", "XGBoost")):
+                call()
+
+
+def test_a_label_read_as_a_32_bit_float_scores_as_that_float():
+    """1 + 1e-9 is 1.0 as LightGBM and XGBoost hold it: the same numbers as label 1."""
+    a = fastndcg.ndcg([3.0, 2.0, 1.0], [1 + 1e-9, 0, 2], k=3, preset="lightgbm")
+    b = fastndcg.ndcg([3.0, 2.0, 1.0], [1.0, 0, 2], k=3, preset="lightgbm")
+    assert a.tolist() == b.tolist()
+    labels = np.array([1 + 1e-9, 0, 2])
+    fastndcg.ndcg([3.0, 2.0, 1.0], labels, k=3, preset="xgboost")
+    assert labels[0] == 1 + 1e-9  # the caller's array is not changed
+
+
+@pytest.mark.parametrize("preset,bad", [("pytrec_eval", 2.0 ** 31), ("ranx", 1e300),
+                                        ("ranx", 2.0 ** 63)])
+def test_presets_refuse_a_table_grade_their_tool_cannot_hold(preset, bad):
+    """A dict's grade past what the tool keeps (pytrec_eval's 32-bit C int, ranx's
+    64-bit int: 'Python int too large to convert to C long') is refused by name."""
+    run = {"q1": {"d1": 3.0, "d2": 2.0}}
+    with pytest.raises(ValueError, match=r"query 'q1', document 'd1': grade .* is outside"):
+        fastndcg.evaluate(run, qrels={"q1": {"d1": bad, "d2": 1}}, preset=preset)
+    if preset == "ranx":
+        ranx = pytest.importorskip("ranx")
+        with pytest.raises(OverflowError):
+            ranx.Qrels({"q1": {"d1": bad, "d2": 1}})
