@@ -141,11 +141,53 @@ class PackageCacheWarning(UserWarning):
     compiled now instead); the message says why and how to compile them ahead."""
 
 
+def _compiled_files(root: str) -> dict:
+    """The compiled kernels' files (index and data) in ``root``'s keyed directory:
+    name -> size in bytes."""
+    folder = kernel_cache_dir(root)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return {}
+    return {n: os.path.getsize(os.path.join(folder, n)) for n in sorted(names)
+            if n.endswith((".nbi", ".nbc"))}
+
+
 def write_build_record(root: str, cpu: tuple) -> None:
     """Record in ``root`` (a cache compiled for the package) the key, the versions and
-    the CPU (Numba's target triple, CPU name and features) its kernels are for."""
+    the CPU (Numba's target triple, CPU name and features) its kernels are for, and
+    the size of each of its files (so that a file deleted or cut short is noticed)."""
     with open(os.path.join(root, BUILD_RECORD), "w") as f:
-        json.dump({"key": kernel_key(), "versions": _versions(), "cpu": list(cpu)}, f, indent=1)
+        json.dump({"key": kernel_key(), "versions": _versions(), "cpu": list(cpu),
+                   "files": _compiled_files(root)}, f, indent=1)
+
+
+def package_damage(root: str = PACKAGE_CACHE, files: dict | None = None) -> str | None:
+    """How the kernels compiled with the package differ from their build record (a
+    file missing, or of another size), in words; None when they do not (or when
+    the record lists no files)."""
+    if files is None:
+        try:
+            with open(os.path.join(root, BUILD_RECORD)) as f:
+                files = json.load(f).get("files") or {}
+        except (OSError, ValueError, AttributeError):
+            return None
+    here = _compiled_files(root)
+    missing = [n for n in files if n not in here]
+    changed = [n for n in files if n in here and here[n] != files[n]]
+    if not (missing or changed):
+        return None
+    parts = ([f"{len(missing)} of its {len(files)} files are missing (such as {missing[0]})"]
+             if missing else []) + ([f"{len(changed)} differ in size from the build (such as "
+                                     f"{changed[0]})"] if changed else [])
+    return " and ".join(parts)
+
+
+def damaged_message(why: str) -> str:
+    """The warning of a package cache that cannot be read as built (``why``)."""
+    return (f"the kernels compiled with fastndcg are damaged ({why}), so they are compiled "
+            f"now instead (once: they are cached). Reinstall fastndcg to restore them, or "
+            f"compile them all ahead: fastndcg warmup")
 
 
 def package_cache_problem(cpu: tuple, root: str = PACKAGE_CACHE) -> str | None:
@@ -160,9 +202,13 @@ def package_cache_problem(cpu: tuple, root: str = PACKAGE_CACHE) -> str | None:
             built = json.load(f)
     except (OSError, ValueError):
         return None
+    if not isinstance(built, dict):
+        return damaged_message(f"its record {BUILD_RECORD} is not one")
     same_key = built.get("key") == kernel_key()
     if same_key and (list(built.get("cpu", ())) == list(cpu) or cpu[1] == "generic"):
-        return None  # (generic code, while the package's is native: asked for)
+        # (generic code, while the package's is native: asked for)
+        damage = package_damage(root, built.get("files") or {})
+        return None if damage is None else damaged_message(damage)
     if not same_key:
         theirs = dict(v.split("=", 1) for v in str(built.get("versions", "")).split(";") if "=" in v)
         ours = dict(v.split("=", 1) for v in _versions().split(";"))

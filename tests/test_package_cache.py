@@ -157,6 +157,36 @@ def test_a_portable_package_cache_serves_without_being_asked(copy, tmp_path):
     assert used["warnings"] == []
 
 
+@pytest.mark.parametrize("damage", ["cut short", "garbled index", "deleted", "record garbled"])
+def test_a_damaged_package_cache_compiles_with_one_warning(copy, tmp_path, damage):
+    """A package cache whose files were cut short, garbled or deleted after the build
+    is never a traceback: the kernels compile as without it, and the process says so
+    once, naming the fix (a second run, from the user cache, says nothing)."""
+    package = build(copy)
+    record = json.loads((package / "BUILD.json").read_text())
+    keyed = package / record["key"]
+    data = next(keyed.glob("tiny.twice*.nbc"))
+    index = next(keyed.glob("tiny.twice*.nbi"))
+    if damage == "cut short":
+        data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    elif damage == "garbled index":
+        index.write_bytes(b"\x80\x04garbled" + bytes(range(256)) * 4)
+    elif damage == "deleted":
+        data.unlink()
+        index.unlink()
+    else:
+        (package / "BUILD.json").write_text("[1, 2, 3]")
+    used = run(copy, tmp_path / "user", "twice", "half")
+    assert used["values"] == {"twice": 6.0, "half": 1.5}
+    # (a garbled record alone leaves the kernels readable: said on the first compile)
+    assert used["misses"] == {"twice": int(damage != "record garbled"), "half": 1}
+    assert [w[0] for w in used["warnings"]] == ["PackageCacheWarning"], used["warnings"]
+    message = used["warnings"][0][1]
+    assert "are damaged" in message and "Reinstall fastndcg" in message, message
+    again = run(copy, tmp_path / "user", "twice", "half")
+    assert again["hits"] == {"twice": 1, "half": 1} and again["warnings"] == []
+
+
 USUAL = ["ndcg_cut.5,10", "map", "recip_rank", "P.5,10", "recall.100,1000"]  # trec_eval's usual set
 
 # in the installed package: a first evaluate of a TREC run with the usual set, every

@@ -148,15 +148,26 @@ class _Locator(caching._CacheLocator):
 _package_checked = False
 
 
-def _check_package_cache(codegen) -> None:
+def _check_package_cache(codegen, problem: str | None = None) -> None:
     """Once a process, on its first compile: warn if the package's own cache cannot
-    serve it (once the user cache holds what a job needs, nothing is said)."""
+    serve it (``problem``: why, when known already; once the user cache holds what a
+    job needs, nothing is said)."""
     global _package_checked
     if not _package_checked:
         _package_checked = True
-        problem = _cache.package_cache_problem(codegen.magic_tuple())
+        problem = problem or _cache.package_cache_problem(codegen.magic_tuple())
         if problem:
             warnings.warn(problem, _cache.PackageCacheWarning, stacklevel=2)
+
+
+def _package_load(file, key):
+    """The package cache's data of variant ``key`` (None: not there), or the reason
+    it cannot be read (a str): a file cut short, or garbled."""
+    try:
+        return file.load(key)
+    except Exception as err:  # (pickle, EOF, decoding, OS errors of a damaged file)
+        name = os.path.basename(getattr(file, "_index_path", "") or "")
+        return f"{name or 'a file'} cannot be read: {type(err).__name__}"
 
 
 def codegen_cpu() -> tuple:
@@ -223,10 +234,17 @@ class _Cache(caching.FunctionCache):
             return None
         codegen = target_context.codegen()
         key = self._index_key(sig, codegen)
+        damaged = None
         if self._package_file is not None:  # the package's own cache first, read only
-            data = self._package_file.load(key)
-            if data is not None:
-                return self._impl.rebuild(target_context, data)
+            data = _package_load(self._package_file, key)
+            if isinstance(data, str):
+                damaged = _cache.damaged_message(data)
+            elif data is not None:
+                try:
+                    return self._impl.rebuild(target_context, data)
+                except Exception as err:  # code that cannot be linked: compile it
+                    damaged = _cache.damaged_message(f"a kernel's code cannot be loaded: "
+                                                     f"{type(err).__name__}")
         data = self._cache_file.load(key)
         if data is None and key not in self._held:
             # wait while another process compiles this variant, then look again
@@ -238,7 +256,7 @@ class _Cache(caching.FunctionCache):
             else:
                 os.close(fd)
         if data is None:  # to be compiled: say why once, if the package's cache could not serve
-            _check_package_cache(codegen)
+            _check_package_cache(codegen, damaged)
             return None
         return self._impl.rebuild(target_context, data)
 
