@@ -21,13 +21,15 @@ import types
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
-__all__ = ["ndcg", "dcg", "idcg", "measure", "ndcg_score", "dcg_score", "evaluate", "Report", "compare",
+__all__ = ["ndcg", "dcg", "idcg", "measure", "ndcg_score", "dcg_score", "evaluate",
+           "evaluate_runs", "Report", "compare",
            "LabelSets", "Comparison", "warmup", "WarmupReport", "agreement", "Agreement",
            "reference", "__version__"]
 
 # public name -> the module that defines it
 _WHERE = {"ndcg": "api", "dcg": "api", "idcg": "api", "measure": "api", "ndcg_score": "api", "dcg_score": "api",
-          "evaluate": "evaluate", "Report": "evaluate", "LabelSets": "evaluate",
+          "evaluate": "evaluate", "evaluate_runs": "evaluate", "Report": "evaluate",
+          "LabelSets": "evaluate",
           "compare": "compare",
           "Comparison": "compare", "warmup": "warmup", "WarmupReport": "warmup",
           "agreement": "agreement", "Agreement": "agreement"}
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from .agreement import Agreement, agreement
     from .api import dcg, dcg_score, idcg, measure, ndcg, ndcg_score
     from .compare import Comparison, compare
-    from .evaluate import LabelSets, Report, evaluate
+    from .evaluate import LabelSets, Report, evaluate, evaluate_runs
     from .warmup import WarmupReport, warmup
 
 
@@ -52,8 +54,8 @@ def __getattr__(name: str):
     return value
 
 
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+def __dir__():  # the public names only
+    return sorted(__all__)
 
 
 class _Package(types.ModuleType):

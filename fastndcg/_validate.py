@@ -215,7 +215,7 @@ def keywords(given: Iterable[str], known: Iterable[str], where: str,
             raise TypeError(f"{where}() does not take {name}=: {elsewhere[name]}")
         candidates = known + [n for n in elsewhere if n not in known]
         close = ([k for k in candidates if k.lower() == str(name).lower()]
-                 or difflib.get_close_matches(str(name), candidates, n=1))
+                 or difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.75))
         if not close:
             fix = f"; see help({where}) for the arguments it takes"
         elif close[0] in known:

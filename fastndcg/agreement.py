@@ -35,7 +35,7 @@ from . import _validate as V
 from . import io
 from ._arrow import as_numpy
 from .compare.stats import ttest_paired
-from .evaluate import check_options, evaluate_runs
+from .evaluate import check_options, evaluate_runs, run_items
 from .options import AGREEMENT_REFUSES, OPTIONS, takes_options
 from .presets import DEFAULT_K
 from .qrels import Qrels, duplicate_error, line_up, load_qrels
@@ -337,9 +337,17 @@ def _dense_cells(size: int) -> bool:
     return size * size <= _DENSE_CELLS
 
 
+_SCALE_ABOVE = 2.0 ** 300  # grades past this are scaled before they are squared
+
+
 def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.ndarray,
                 weights: np.ndarray = _ONCE) -> np.ndarray:
     out = np.empty((len(offsets) - 1, K.N_STATS), np.float64)
+    top = float(np.max(np.abs(values))) if len(values) else 0.0
+    if top > _SCALE_ABOVE:
+        # alpha_interval is the same for grades scaled by a power of two (exactly, bit
+        # for bit): scaled so, squared differences of huge grades (1e300) do not overflow
+        values = np.ldexp(values, -math.frexp(top)[1])
     with C.KERNEL_LOCK:
         K.agreement_groups(offsets, ca, cb, weights, values, C.work_chunks(offsets, offsets),
                            out)
@@ -648,13 +656,17 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
     if runs is None:
         asked = [k for k in ("measure", "k")
                  if options.get(k, DEFAULT_K) not in (None, DEFAULT_K)]
+        if runid != "tag":
+            asked.insert(0, "runid")
         if asked:
-            raise ValueError(f"{asked[0]}= scores runs, and none were given: pass runs=[...] "
+            what = "names" if asked[0] == "runid" else "scores"
+            raise ValueError(f"{asked[0]}= {what} runs, and none were given: pass runs=[...] "
                              f"(two or more) to compare the systems' orders, or drop "
                              f"{asked[0]}=")
     else:
-        n_runs = len(runs) if hasattr(runs, "__len__") else None
-        if n_runs is not None and n_runs < 2:
+        runs = run_items(runs)
+        n_runs = len(runs)
+        if n_runs < 2:
             raise ValueError(f"comparing the orders of systems needs two or more runs, got "
                              f"{n_runs}; give more runs, or none to compare the labels only")
     qa, qb, match, judged_q = _load_both(a, b, label_names, opts.query, opts.doc, opts.label)

@@ -21,7 +21,7 @@ import dataclasses
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -44,7 +44,7 @@ from .scattered import Fixed, IdSpill, patch, rescore
 
 __all__ = ["evaluate", "evaluate_runs", "Runs", "LabelSets", "RunidClash", "Report", "Totals",
            "check_options", "id_type", "open_run", "check_human_beside", "load_human",
-           "check_scored", "HUMAN_SETS"]
+           "check_scored", "HUMAN_SETS", "run_items"]
 
 
 def id_type(schema: pa.Schema | None, query: str, qrels: Qrels | None, complete: bool
@@ -349,7 +349,7 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
         raise ValueError(f"runid must be 'tag' (the run tag of a TREC run file, else the file "
                          f"name) or 'file' (the file name), got {runid!r}")
     progress = V.flag(progress, "progress")
-    items = [_run_item(r) for r in (runs.items() if isinstance(runs, Mapping) else runs)]
+    items = [_run_item(r) for r in run_items(runs)]
     if not items:
         raise ValueError("runs is empty: give at least one run")
     opts, roles = check_options(per_query=per_query, batch_rows=batch_rows, **options)
@@ -418,14 +418,35 @@ def _naming(run: str):
         raise type(err)(f"{run}: {err}") from None
 
 
+def run_items(runs, name: str = "runs") -> list:
+    """The runs of :func:`evaluate_runs` (a sequence of runs, or a mapping runid ->
+    run) as a list of its items; one path, a number or any other single value is
+    refused, never read as a sequence of its characters.
+
+    >>> run_items({"bm25": "bm25.run"})
+    [('bm25', 'bm25.run')]
+    """
+    if isinstance(runs, Mapping):
+        return list(runs.items())
+    if isinstance(runs, (str, bytes, os.PathLike)):
+        raise TypeError(f"{name} takes several runs (a list of paths or (runid, source) "
+                        f"pairs, or a mapping runid -> run); got the one path "
+                        f"{V.shown(runs)}: give {name}=[{V.shown(runs)}, ...]")
+    if not isinstance(runs, (list, tuple, Iterator)):  # (a table or a frame is one run)
+        raise TypeError(f"{name} must be a list of runs (paths, or (runid, source) pairs) or a "
+                        f"mapping runid -> run, got {V.shown(runs)} ({type(runs).__name__}); "
+                        f"give one run as {name}=[(runid, run)]")
+    return list(runs)
+
+
 def _run_item(run) -> tuple:
     """(runid or None, source) of one of :func:`evaluate_runs`' runs (a pair whose
     runid is None is named as a path is)."""
     name = None
     if isinstance(run, tuple):
         if len(run) != 2 or not (run[0] is None or isinstance(run[0], str) and run[0]):
-            raise TypeError(f"a run given as a pair is (runid, source) with a non-empty runid "
-                            f"string, got {run!r}")
+            raise TypeError(f"runs: a run given as a pair is (runid, source) with a non-empty "
+                            f"runid string, got {V.shown(run)}")
         name, run = run
     return name, (os.fspath(run) if isinstance(run, os.PathLike) else run)
 
@@ -438,8 +459,9 @@ def _tagged(source, opts: Options) -> bool:
 
 def _file_name(source) -> str:
     if not isinstance(source, str):
-        raise TypeError(f"a run that is not a path has no file name to be named by: give it "
-                        f"as a (runid, source) pair, got a {type(source).__name__}")
+        raise TypeError(f"runs: a run that is not a path has no file name to be named by: "
+                        f"give it as a (runid, source) pair, got {V.shown(source)} "
+                        f"({type(source).__name__})")
     return os.path.basename(source.rstrip("/" + os.sep)) or source
 
 

@@ -119,7 +119,12 @@ def _qrels(value, name: str, **_):
 
 
 def _as_read(value, name: str, **_):
-    """One source (``human_qrels``): checked by the reader that reads it."""
+    """One source (``human_qrels``): checked by the reader that reads it; label sets
+    (a mapping of names to judgments) are refused here, as one sample is one source."""
+    if label_sets(value) is not None:
+        raise TypeError(f"{name} takes one source of human judgments (a sample of the "
+                        f"queries), got label sets {V.shown(value)}; give one file or table, "
+                        f"or give several sets of judgments as label sets in qrels=... instead")
     return value
 
 

@@ -567,3 +567,19 @@ def test_command_line_refuses_sets_without_shared_documents(tmp_path, capsys):
     code, _, err = main_inprocess(capsys, "agreement", tmp_path / "a.txt", tmp_path / "b.txt")
     assert code == 1
     assert_one_line_error(err, must_contain=("share no judged document",))
+
+
+@pytest.mark.parametrize("huge", [1e300, 1.7e308])
+def test_interval_alpha_of_huge_grades_does_not_overflow(huge):
+    """Interval alpha does not change when every grade is scaled by one factor; the
+    krippendorff package's squared differences of grades near 1e300 overflow (NaN),
+    so the truth is its alpha of the grades divided by the largest."""
+    krippendorff = pytest.importorskip("krippendorff")
+    a = [huge, 0, 1, 2, huge]
+    b = [huge, 1, 0, huge, 3]
+    table = lambda g: pa.table({"query_id": ["q1", "q1", "q1", "q2", "q2"],  # noqa: E731
+                                "doc_id": ["d1", "d2", "d3", "d1", "d2"], "label": g})
+    got = fastndcg.agreement(table(a), table(b)).overall["alpha_interval"]
+    want = krippendorff.alpha(np.array([a, b]) / huge, level_of_measurement="interval")
+    assert math.isfinite(got)
+    assert got == pytest.approx(want, rel=1e-12)

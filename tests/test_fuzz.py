@@ -351,6 +351,18 @@ def _verify_evaluate(report, kw, files):
         assert str(Path(per_query).resolve()).startswith(str(files.root)), per_query
 
 
+def _verify_runs(result, kw, files):
+    """evaluate_runs of the one run ("a", the log) as evaluate evaluates it; no valid
+    value of runs or runid is drawn."""
+    assert kw["runs"] == [("a", TABLE)], f"accepted runs={kw['runs']!r}"
+    assert kw.get("runid", "tag") in ("tag", "file"), f"accepted runid={kw['runid']!r}"
+    assert kw.get("human_qrels") is None, f"accepted human_qrels={kw['human_qrels']!r}"
+    assert list(result.reports) == ["a"], result.reports
+    rest = {k: v for k, v in kw.items() if k not in ("runs", "runid")}
+    report = result.reports["a"]
+    _verify_evaluate(report, dict(rest, source=TABLE), files)
+
+
 def _verify_compare(comp, kw, files):
     _source_ok(kw, files)
     assert list(kw["systems"]) == ["score", "s2"], kw["systems"]
@@ -466,6 +478,8 @@ TARGETS: dict[str, Target] = {
     "dcg_score": Target(fastndcg.dcg_score, dict(y_true=[[1, 0, 2, 3]], y_score=[[0.5, 0.5, 0.1, 0.2]]),
                         _verify_sklearn("dcg_score")),
     "evaluate": Target(fastndcg.evaluate, dict(source=TABLE, k=3), _verify_evaluate),
+    "evaluate_runs": Target(fastndcg.evaluate_runs, dict(runs=[("a", TABLE)], k=3),
+                            _verify_runs),
     "compare": Target(fastndcg.compare, dict(source=TABLE, systems=["score", "s2"], k=3,
                                              n_resamples=50), _verify_compare),
     "agreement": Target(fastndcg.agreement, dict(a=SET_A, b=SET_B), _verify_agreement),

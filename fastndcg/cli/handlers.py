@@ -55,6 +55,10 @@ def run_evaluate(args) -> int:
     if distributed and len(runs) > 1:
         raise UsageError(f"--scheduler and --workers evaluate one log or run, got {len(runs)} "
                          f"runs; drop them to evaluate the runs here, one after another")
+    if len(runs) > 1 and options.get("human_qrels") is not None:
+        raise UsageError(f"--human-qrels gives prediction-powered means one run at a time, and "
+                         f"{len(runs)} runs were given; run fastndcg evaluate once for each run "
+                         f"with --human-qrels, or drop --human-qrels here")
     per_query = args.per_query or False
     try:
         if len(runs) > 1:

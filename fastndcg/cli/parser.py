@@ -26,9 +26,47 @@ class UsageError(Exception):
     """A usage error: one line on stderr, exit status 2."""
 
 
+_GIVEN = "_flags_given"  # the namespace's record of the flags given, while parsing
+
+
+class _Once(argparse._StoreAction):
+    """A flag that takes a value: given twice is an error, never the last one kept."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in given:
+            also = "" if option_string == self.option_strings[-1] else f" (as {option_string})"
+            raise UsageError(f"{self.option_strings[-1]} is given twice{also}; give it once")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+class _Every(argparse._StoreAction):
+    """A flag that takes one or more values: given again, it takes those too."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        before = list(getattr(namespace, self.dest) or []) if self.dest in given else []
+        given.add(self.dest)
+        setattr(namespace, self.dest, before + list(values))
+
+
 class Parser(argparse.ArgumentParser):
+    """argparse's parser, with one-line errors, and every flag that takes a value
+    given at most once (or, taking several, each time adding to them)."""
+
     def error(self, message: str):  # one line, not argparse's usage + message
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+    def add_argument(self, *args, **kwargs):
+        if args and str(args[0]).startswith("-") and kwargs.get("action", "store") == "store":
+            kwargs["action"] = _Every if kwargs.get("nargs") in ("+", "*") else _Once
+        return super().add_argument(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, rest = super().parse_known_args(args, namespace)
+        namespace.__dict__.pop(_GIVEN, None)
+        return namespace, rest
 
 
 def _seed(text: str) -> int:
