@@ -36,7 +36,7 @@ from . import io
 from ._arrow import as_numpy
 from .compare.stats import ttest_paired
 from .evaluate import check_options, evaluate_runs, run_items
-from .options import AGREEMENT_REFUSES, OPTIONS, takes_options
+from .options import AGREEMENT_REFUSES, takes_options
 from .presets import DEFAULT_K
 from .qrels import Qrels, duplicate_error, line_up, load_qrels
 from .tables import render
@@ -600,7 +600,7 @@ def system_agreement(reports_a: Mapping, reports_b: Mapping, names: tuple, query
     return out
 
 
-@takes_options("fastndcg.agreement")
+@takes_options("fastndcg.agreement", AGREEMENT_REFUSES)
 def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | None = None,
               **options) -> Agreement:
     """How far two label sets agree: per label, and on the order of the systems.
@@ -644,9 +644,6 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
     >>> result.confusion.tolist()
     [[1, 1, 0], [1, 1, 0], [0, 0, 2]]
     """
-    for name, why in AGREEMENT_REFUSES.items():
-        if name in options and options[name] != OPTIONS[name].default:
-            raise TypeError(f"fastndcg.agreement does not take {name}=: {why}; drop it")
     label_names = _names(a, b, names)
     if _same_source(a, b):
         raise ValueError(f"label sets {label_names[0]!r} and {label_names[1]!r} are the same "

@@ -30,14 +30,14 @@ import pyarrow.compute as pc
 from . import io
 from . import _validate as V
 from ._progress import Progress
-from .options import bound, takes_options
+from .options import RUNS_REFUSES, bound, takes_options
 from .partition import explain_columns
 from .options import label_sets
 from .partition import Options, Scorer, SetScorer, check_options, read_as, score_sets
 from .qrels import Qrels, load_qrels
 from .output import Output
 from .parts import LABELS, RUNID, Part, PartWriter, result_schema, tagged_part
-from .ppi import Lining, refuse_human
+from .ppi import Lining
 from .report import LabelSets, Report, Runs
 from .totals import Totals
 from .scattered import Fixed, IdSpill, patch, rescore
@@ -316,7 +316,7 @@ def _shown(source) -> str:
     return repr(source) if isinstance(source, str) else f"<{type(source).__name__}>"
 
 
-@takes_options("fastndcg.evaluate.evaluate_runs")
+@takes_options("fastndcg.evaluate_runs", RUNS_REFUSES)
 def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = False,
                   batch_rows: int = 1 << 20, **options) -> Runs:
     """Several runs (or logs) evaluated one after another in this process, each
@@ -344,7 +344,6 @@ def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = 
     with :func:`evaluate`'s error, which names the file; nothing is written then.
     """
     started = time.perf_counter()
-    refuse_human(options, "fastndcg.evaluate.evaluate_runs")
     if runid not in ("tag", "file"):
         raise ValueError(f"runid must be 'tag' (the run tag of a TREC run file, else the file "
                          f"name) or 'file' (the file name), got {runid!r}")

@@ -46,7 +46,7 @@ from .presets import (DEFAULT_K, DEFAULTS, PRESETS, SCORE_PRECISIONS, check_pres
                       check_score_precision)
 
 __all__ = ["Option", "OPTIONS", "bound", "check", "from_args", "refuse_unknown",
-           "takes_options", "label_sets", "split_named",
+           "takes_options", "label_sets", "split_named", "RUNS_REFUSES",
            "TIE_RULES", "ZERO_IDCG", "NAN_SCORES", "NEGATIVE_LABELS", "EXPLAIN",
            "parse_explain"]
 
@@ -559,6 +559,18 @@ AGREEMENT_REFUSES = {
 }
 
 
+# The evaluation options fastndcg.evaluate_runs does not take, and why: prediction-
+# powered means are given one run at a time.
+_ONE_RUN = ("prediction-powered means are given one run at a time, by fastndcg.evaluate on "
+            "one machine, fastndcg.dask.evaluate on Dask or fastndcg.spark.evaluate on Spark: "
+            "call one of them for each run with human_qrels=...")
+RUNS_REFUSES = {
+    "human_qrels": _ONE_RUN,
+    "confidence": "it is the level of prediction-powered intervals; " + _ONE_RUN,
+    "ppi": "it is the λ of prediction-powered means; " + _ONE_RUN,
+}
+
+
 def from_args(args, compared: bool = False) -> dict:
     """The options a parsed command line gives: those its command has flags for (with
     ``compared``, only those :func:`fastndcg.compare` passes on: its own flags, such as
@@ -570,19 +582,22 @@ def from_args(args, compared: bool = False) -> dict:
 _ENTRY = re.compile(r"^(?P<indent>\s*)\*\*options\s*:")
 
 
-def _doc_entries(indent: str) -> list[str]:
-    """The docstring entries of the options, ``name : doc``, wrapped as the rest."""
+def _doc_entries(indent: str, left_out=()) -> list[str]:
+    """The docstring entries of the options (but ``left_out``), ``name : doc``,
+    wrapped as the rest."""
     import textwrap
     out = []
     for o in OPTIONS.values():
+        if o.name in left_out:
+            continue
         out += textwrap.wrap(f"{o.name} : {o.doc}", 88 - len(indent), initial_indent=indent,
                              subsequent_indent=indent + "    ", break_on_hyphens=False)
     return out
 
 
-def _with_options_doc(doc: str | None) -> str | None:
+def _with_options_doc(doc: str | None, left_out=()) -> str | None:
     """``doc`` with its ``**options :`` entry (and the lines indented under it)
-    replaced by one entry an option."""
+    replaced by one entry an option (but ``left_out``)."""
     if not doc:
         return doc
     lines = doc.split("\n")
@@ -594,18 +609,32 @@ def _with_options_doc(doc: str | None) -> str | None:
             while j < len(lines) and lines[j].strip() and \
                     len(lines[j]) - len(lines[j].lstrip()) > len(indent):
                 j += 1
-            return "\n".join(lines[:i] + _doc_entries(indent) + lines[j:])
+            return "\n".join(lines[:i] + _doc_entries(indent, left_out) + lines[j:])
     return doc
 
 
-def takes_options(where: str) -> Callable:
+def takes_options(where: str, refuses: Mapping[str, str] | None = None) -> Callable:
     """Decorator of a function ``f(..., *, own..., **options)`` that takes the
-    evaluation options (``where``: its public name, for messages). The function
-    gets a signature listing every option, with its default and type, after its
-    own positional parameters and before its own keyword-only ones; its docstring's
-    ``**options :`` entry becomes one entry an option; and a keyword that is
-    neither an option nor its own is refused as :func:`refuse_unknown` does,
-    before the function runs. The function receives only the options given."""
+    evaluation options (``where``: its public name, for messages), but those it
+    ``refuses`` (name -> why). The function gets a signature listing every option
+    it takes, with its default and type, after its own positional parameters and
+    before its own keyword-only ones; its docstring's ``**options :`` entry becomes
+    one entry an option; an option it refuses is refused with the reason (whatever
+    its value), and a keyword that is neither an option nor its own as
+    :func:`refuse_unknown` does, before the function runs. The function receives
+    only the options given.
+
+    >>> @takes_options("f", refuses={"weight": "f weighs every query once"})
+    ... def f(**options):
+    ...     return options
+    >>> "weight" in inspect.signature(f).parameters, f(k=3)
+    (False, {'k': 3})
+    >>> f(weight="w")
+    Traceback (most recent call last):
+    TypeError: f() does not take weight=: f weighs every query once
+    """
+    refuses = dict(refuses or {})
+
     def decorate(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
         own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
@@ -616,14 +645,16 @@ def takes_options(where: str) -> Callable:
         first = [p for p in own if p.kind is not p.KEYWORD_ONLY]
         last = [p for p in own if p.kind is p.KEYWORD_ONLY]
         options = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default,
-                                     annotation=o.type) for o in OPTIONS.values()]
+                                     annotation=o.type) for o in OPTIONS.values()
+                   if o.name not in refuses]
+        taken = [n for n in OPTIONS if n not in refuses] + names
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            refuse_unknown(kwargs, where, names)
+            V.keywords(kwargs, taken, where, refuses)
             return fn(*args, **kwargs)
 
         wrapper.__signature__ = sig.replace(parameters=first + options + last)
-        wrapper.__doc__ = _with_options_doc(fn.__doc__)
+        wrapper.__doc__ = _with_options_doc(fn.__doc__, refuses)
         return wrapper
     return decorate

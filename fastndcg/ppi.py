@@ -60,7 +60,7 @@ from .measures import summary_of
 from .tables import render
 
 __all__ = ["Sums", "Lining", "PPI", "Estimate", "CONFIDENCE", "TUNED", "ASSUMPTION",
-           "check_ppi", "check_confidence", "refuse_human", "lined_up", "matched"]
+           "check_ppi", "check_confidence", "lined_up", "matched"]
 
 CONFIDENCE = 0.95
 TUNED = "tuned"
@@ -99,22 +99,6 @@ def check_confidence(value, name: str = "confidence") -> float:
     0.9
     """
     return V.level(value, name)
-
-
-def refuse_human(options: dict, where: str) -> None:
-    """Prediction-powered means are given one run at a time, by
-    :func:`fastndcg.evaluate` on one machine, :func:`fastndcg.dask.evaluate` on
-    Dask and :func:`fastndcg.spark.evaluate` on Spark: ``human_qrels=`` given to
-    ``where`` (several runs at once) is refused, with the fix.
-
-    >>> refuse_human({"human_qrels": None}, "fastndcg.evaluate.evaluate_runs")
-    """
-    if options.get("human_qrels") is not None:
-        raise ValueError(f"{where}() does not take human_qrels=: prediction-powered means are "
-                         f"given one run at a time, by fastndcg.evaluate on one machine, "
-                         f"fastndcg.dask.evaluate on Dask or fastndcg.spark.evaluate on "
-                         f"Spark; call one of them for each run with human_qrels=, or drop "
-                         f"human_qrels here")
 
 
 @dataclass

@@ -583,3 +583,19 @@ def test_interval_alpha_of_huge_grades_does_not_overflow(huge):
     want = krippendorff.alpha(np.array([a, b]) / huge, level_of_measurement="interval")
     assert math.isfinite(got)
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_the_options_agreement_refuses_are_not_offered():
+    """Nothing agreement refuses is in its signature or its docstring; given, even at
+    its default, each is refused with the reason."""
+    import inspect
+    import re
+    from fastndcg.options import AGREEMENT_REFUSES, OPTIONS
+    params = inspect.signature(fastndcg.agreement).parameters
+    for name, why in AGREEMENT_REFUSES.items():
+        assert name not in params
+        assert not re.search(rf"^    {name} : ", fastndcg.agreement.__doc__, re.M)
+        with pytest.raises(TypeError, match=rf"^fastndcg\.agreement\(\) does not take "
+                                            rf"{name}=: {re.escape(why)}$"):
+            fastndcg.agreement("a.txt", "b.txt", **{name: OPTIONS[name].default})
+    assert {"k", "measure", "preset", "ties"} <= set(params)

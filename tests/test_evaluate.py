@@ -970,9 +970,8 @@ def test_categorical_query_ids_in_parquet(tmp_path, log):
 
 def _takers():
     """(public name, function) of every function that takes the evaluation options."""
-    from fastndcg.evaluate import evaluate_runs
     out = [("fastndcg.evaluate", fastndcg.evaluate),
-           ("fastndcg.evaluate.evaluate_runs", evaluate_runs)]
+           ("fastndcg.evaluate_runs", fastndcg.evaluate_runs)]
     for engine in ("dask", "spark"):
         try:
             module = importlib.import_module(f"fastndcg.{engine}")
@@ -988,10 +987,17 @@ def test_every_option_is_in_the_signature_and_the_docstring(where, fn):
     option of the specification with its default and type, and the docstring says
     what each means: both generated from fastndcg.options, not written out."""
     import inspect
-    from fastndcg.options import OPTIONS
+    from fastndcg.options import OPTIONS, RUNS_REFUSES
     params = inspect.signature(fn).parameters
     assert not [p for p in params.values() if p.kind is p.VAR_KEYWORD], where
+    refused = RUNS_REFUSES if where == "fastndcg.evaluate_runs" else {}
     for name, option in OPTIONS.items():
+        if name in refused:  # nothing it refuses is offered
+            assert name not in params and not re.search(rf"^    {name} : ", fn.__doc__, re.M)
+            with pytest.raises(TypeError, match=rf"^{re.escape(where)}\(\) does not take "
+                                                rf"{name}=: "):
+                fn("never-read.parquet", **{name: option.default})
+            continue
         p = params[name]
         assert p.kind is p.KEYWORD_ONLY, (where, name)
         assert p.default is option.default, (where, name, p.default)

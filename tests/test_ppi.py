@@ -320,7 +320,7 @@ def test_options_that_need_each_other(judged):
                      "w": [1.0, 1.0]})
     with pytest.raises(ValueError, match="weighted ones"):
         fastndcg.evaluate(wlog, qrels=llm, human_qrels=human, weight="w")
-    with pytest.raises(ValueError, match="evaluate_runs\\(\\) does not take human_qrels="):
+    with pytest.raises(TypeError, match="evaluate_runs\\(\\) does not take human_qrels="):
         evaluate_runs([RUN], qrels=llm, human_qrels=human)
     # Dask's and Spark's evaluate take them (test_dask_* here, tests/test_spark.py);
     # compare takes them on every engine (tests/test_ppi_compare.py), with the LLM's qrels

@@ -62,8 +62,10 @@ def run_evaluate(args) -> int:
     per_query = args.per_query or False
     try:
         if len(runs) > 1:
+            # (the options of prediction-powered means, refused above, are left at rest)
+            taken = {n: v for n, v in options.items() if n not in O.RUNS_REFUSES}
             result = evaluate_runs(runs, runid=args.runid, per_query=per_query,
-                                   progress=show_progress(args), **options)
+                                   progress=show_progress(args), **taken)
         elif distributed:
             report = on_dask(args, lambda fdask, **where: fdask.evaluate(
                 runs[0][1], **where, per_query=per_query, **options))
