@@ -260,10 +260,16 @@ def _load(source, name: str, query: str, doc: str, label: str, unique: bool = Tr
     (``unique=False``: not yet checked for a document judged twice, see
     :func:`fastndcg.qrels.load_qrels`)."""
     try:
-        return load_qrels(source, query, doc, label, C.parse_gain("linear"), "keep",
-                          unique=unique)
+        qrels = load_qrels(source, query, doc, label, C.parse_gain("linear"), "keep",
+                           unique=unique)
     except (ValueError, TypeError) as err:
         raise _named(err, name) from None
+    if qrels.inexact is not None:  # grades held alike would agree where they differ
+        raise ValueError(f"label set {name!r}: grade {qrels.inexact} is an integer past 2**53, "
+                         f"which is compared only approximately (two such grades can be held "
+                         f"alike, and would agree); give the grades as smaller codes, e.g. "
+                         f"their ranks")
+    return qrels
 
 
 def _load_both(a, b, names: tuple, query: str, doc: str, label: str) -> tuple:
@@ -337,17 +343,28 @@ def _dense_cells(size: int) -> bool:
     return size * size <= _DENSE_CELLS
 
 
-_SCALE_ABOVE = 2.0 ** 300  # grades past this are scaled before they are squared
+def _interval_values(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct grades as interval alpha reads them: less the smallest, then
+    scaled by a power of two to at most 1. Interval alpha is the same for grades
+    shifted and scaled alike; the shift is exact where grades are close (1e15 and
+    1e15 + 1, 1 and the next double up, whose deviations from their mean would
+    otherwise be lost to rounding), the scaling always (squares of 1e300 do not
+    overflow, nor those of 1e-300 underflow).
+
+    >>> _interval_values(np.array([1.0, 2.0, 5.0])).tolist()
+    [0.0, 0.125, 0.5]
+    """
+    if not len(values):
+        return values
+    shifted = values - values[0]
+    top = float(shifted[-1])
+    return shifted if top == 0.0 else np.ldexp(shifted, -math.frexp(top)[1])
 
 
 def _statistics(offsets: np.ndarray, ca: np.ndarray, cb: np.ndarray, values: np.ndarray,
                 weights: np.ndarray = _ONCE) -> np.ndarray:
     out = np.empty((len(offsets) - 1, K.N_STATS), np.float64)
-    top = float(np.max(np.abs(values))) if len(values) else 0.0
-    if top > _SCALE_ABOVE:
-        # alpha_interval is the same for grades scaled by a power of two (exactly, bit
-        # for bit): scaled so, squared differences of huge grades (1e300) do not overflow
-        values = np.ldexp(values, -math.frexp(top)[1])
+    values = _interval_values(values)
     with C.KERNEL_LOCK:
         K.agreement_groups(offsets, ca, cb, weights, values, C.work_chunks(offsets, offsets),
                            out)

@@ -100,6 +100,9 @@ def _numbers(values: list, role: str, name: str, describe: str,
              where=None, type: pa.DataType = pa.float64()) -> pa.Array:
     """Scores or grades as Arrow doubles (``type``); a value that is not a number is
     refused by name (``where(i)``: where the i-th value sits)."""
+    if any(isinstance(v, np.unsignedinteger) for v in values):
+        # pyarrow reads a NumPy unsigned scalar as signed (2**64 - 1 as -1): as an int
+        values = [int(v) if isinstance(v, np.unsignedinteger) else v for v in values]
     try:
         return pa.array(values, type=type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):

@@ -270,6 +270,9 @@ class Qrels:
     # judgments of a sample of the queries (human_qrels=): most queries are outside
     # it, so their ids are not collected (only an example, for messages)
     sample: bool = False
+    # a grade given as an integer past 2**53, held as the nearest double (so two such
+    # grades may be held alike): its value, else None
+    inexact: Any = None
 
     def __post_init__(self) -> None:
         if self.doc_ids is None:
@@ -422,7 +425,17 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
             _judged_once(chunk, judged_docs, subject)
         raise
     return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0, doc_ids=judged_docs,
-                 subject=subject)
+                 subject=subject, inexact=_inexact(chunk.table.column(label)))
+
+
+def _inexact(column) -> int | None:
+    """The first integer grade of ``column`` past 2**53 (which a double holds only
+    approximately), or None."""
+    if not pa.types.is_integer(column.type) or not len(column):
+        return None
+    values = numbers(column)
+    big = np.abs(values.astype(np.float64)) > 2.0 ** 53
+    return int(values[int(np.argmax(big))]) if big.any() else None
 
 
 def _grades(chunk: Chunk, docs: pa.Array, label: str, gain: C.Gain, negative_labels: str,

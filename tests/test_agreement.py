@@ -599,3 +599,34 @@ def test_the_options_agreement_refuses_are_not_offered():
                                             rf"{name}=: {re.escape(why)}$"):
             fastndcg.agreement("a.txt", "b.txt", **{name: OPTIONS[name].default})
     assert {"k", "measure", "preset", "ties"} <= set(params)
+
+
+@pytest.mark.parametrize("base,step", [(1e15, 1.0), (1.0, 2.0 ** -52), (1e300, 1e300),
+                                       (0.0, 1e-300), (1e-200, 1e-200), (7.0, 2.5)])
+def test_interval_alpha_is_exact_for_close_huge_and_tiny_grades(base, step):
+    """Interval alpha does not change when grades are shifted and scaled alike: grades
+    base + step * code give the alpha of the codes (0, 1, 2), as the krippendorff
+    package computes it on the codes. Close grades (1e15 and 1e15 + 1) lost their
+    deviations to rounding, tiny ones (1e-300) underflowed to a ZeroDivisionError."""
+    krippendorff = pytest.importorskip("krippendorff")
+    ca = [0, 1, 0, 1, 1, 2, 0, 0, 2]
+    cb = [0, 0, 1, 1, 1, 2, 0, 2, 1]
+    grades = lambda codes: [base + step * c for c in codes]  # noqa: E731
+    assert len(set(grades([0, 1, 2]))) == 3  # three distinct grades
+    table = lambda g: pa.table({"query_id": ["q1"] * 9,  # noqa: E731
+                                "doc_id": [f"d{i}" for i in range(9)], "label": g})
+    got = fastndcg.agreement(table(grades(ca)), table(grades(cb))).overall
+    want = krippendorff.alpha(np.array([ca, cb], float), level_of_measurement="interval")
+    assert got["alpha_interval"] == pytest.approx(want, rel=1e-9)
+    plain = fastndcg.agreement(table(ca), table(cb)).overall
+    assert got["kappa"] == pytest.approx(plain["kappa"], rel=1e-12)
+
+
+def test_integer_grades_past_2_53_are_refused_not_merged():
+    """2**62 and 2**62 + 1 are one double: they would agree where they differ."""
+    g = lambda v: pa.table({"query_id": ["q"] * 4, "doc_id": list("abcd"),  # noqa: E731
+                            "label": pa.array(v, pa.int64())})
+    a, b = [2 ** 62, 2 ** 62 + 1, 2 ** 62, 2 ** 62 + 1], [2 ** 62, 2 ** 62, 2 ** 62 + 1, 2 ** 62 + 1]
+    with pytest.raises(ValueError, match=r"label set 'a': grade 4611686018427387904 is an "
+                                         r"integer past 2\*\*53"):
+        fastndcg.agreement(g(a), g(b))

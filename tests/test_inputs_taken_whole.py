@@ -96,3 +96,18 @@ def test_a_number_given_as_runs_is_refused_by_name(tmp_path, bad):
     runs, llm, p, q = _files(tmp_path)
     with pytest.raises(TypeError, match=rf"runs must be a list of runs .* got {bad!r}"):
         fastndcg.agreement(p, llm, runs=bad)
+
+
+def test_numpy_unsigned_values_in_a_dict_are_not_read_as_signed():
+    """pyarrow reads np.uint64(2**64 - 1) as -1: such a score would rank last."""
+    np = pytest.importorskip("numpy")
+    qrels = {"q1": {"d1": 1, "d2": 0}}
+    small = fastndcg.evaluate({"q1": {"d1": np.uint64(7), "d2": np.uint64(5)}}, qrels=qrels,
+                              measure="ndcg@1")
+    assert small.mean["ndcg@1"] == 1.0
+    with pytest.raises(TypeError, match=r"must be a number within the range of a double"):
+        fastndcg.evaluate({"q1": {"d1": np.uint64(2 ** 64 - 1), "d2": np.uint64(5)}},
+                          qrels=qrels, measure="ndcg@1")
+    with pytest.raises((TypeError, ValueError)):
+        fastndcg.evaluate({"q1": {"d1": 3.0, "d2": 2.0}}, preset="ranx",
+                          qrels={"q1": {"d1": np.uint64(2 ** 64 - 1), "d2": 1}})
