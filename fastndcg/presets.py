@@ -66,7 +66,9 @@ Each preset also takes only the grades its tool takes (:attr:`Grades.bounds`,
   pass 16 GiB, and it stops), ``pytrec_eval`` one outside 32-bit C ints (it wraps
   them around, or crashes), ``ranx`` one outside 64-bit ints (it overflows);
 * ``lightgbm`` and the ``xgboost`` presets round labels to 32-bit floats first, as
-  those tools hold them (1 + 1e-9 is 1 there), and, with their exponential gain,
+  those tools hold them (1 + 1e-9 is 1 there; XGBoost also reads a label less than
+  1e-6 past its whole part as that whole part: 2.000001 is 2), and, with their
+  exponential gain,
   take labels 0 to 30 (LightGBM's default ``label_gain``) or 0 to 31 (XGBoost).
   NaN is refused everywhere, although LightGBM takes a NaN label (and scores it from
   an undefined cast).
@@ -134,6 +136,9 @@ class Grades:
     beyond: str = ""
     exp2_only: bool = False
     float32: bool = False  # grades are rounded to 32-bit floats first (LightGBM, XGBoost)
+    # a grade less than this past its whole part is read as the whole part (XGBoost's
+    # kRtEps: 2.000001 is 2 there; 0: none)
+    tolerance: float = 0.0
 
     @property
     def truncates(self) -> bool:
@@ -212,7 +217,8 @@ _LIGHTGBM_GRADES = Grades("refuse", "LightGBM", "label should be int type for ra
                           float32=True)
 _XGBOOST_GRADES = Grades("refuse", "XGBoost", "label must be either 0 or positive integer",
                          bounds=(0, 31), beyond="labels are not negative, and at most 31 with "
-                         "its exponential gain", exp2_only=True, float32=True)
+                         "its exponential gain", exp2_only=True, float32=True,
+                         tolerance=1e-6)
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("trec_eval", "trec_eval 10.x (ndcg, ndcg_cut.k)",
@@ -346,6 +352,13 @@ def read_grades(labels: np.ndarray, preset: str | None, where: Callable[[int], s
             rounded = labels.astype(np.float32).astype(labels.dtype)
         if not np.array_equal(rounded, labels, equal_nan=True):
             labels = rounded  # (a new array: the caller's is not changed)
+    if grades.tolerance and labels.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            whole = np.trunc(labels)
+            past = labels - whole
+            near = (past > 0) & (past < grades.tolerance)
+        if near.any():
+            labels = np.where(near, whole, labels)
     if grades.bounds and (exp2 or not grades.exp2_only):
         if exact is not None:
             _check_bounds(exact, exact, grades, where, preset)

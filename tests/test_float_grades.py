@@ -476,7 +476,8 @@ def test_trec_eval_preset_reads_a_file_grade_as_trec_eval_does(trec_eval_bin, tm
     assert f"{got:.4f}" == out.split()[-1]
 
 
-LTR_LABELS = [0, 30, 31, 32, 1 + 1e-9, 30.9999999, 31.0000001, 1.5, -1, 1e300]
+LTR_LABELS = [0, 30, 31, 32, 1 + 1e-9, 30.9999999, 31.0000001, 1.5, -1, 1e300, 2.000001,
+              2.0000015, 1e-6, 1.9999995, -1e-7, 31.000001]
 
 
 def _lightgbm_takes(label) -> bool:
@@ -523,6 +524,14 @@ def test_learning_to_rank_presets_take_the_labels_their_tools_take(preset, takes
             with pytest.raises(ValueError, match=preset.replace("lightgbm", "LightGBM")
                                .replace("xgboost", "XGBoost")):
                 call()
+
+
+def test_xgboost_reads_a_label_just_past_a_whole_number_as_that_number():
+    """XGBoost reads 2.000001 as 2 (its kRtEps, 1e-6): the same numbers as label 2."""
+    for preset in ("xgboost", "xgboost-"):
+        a = fastndcg.ndcg([3.0, 2.0, 1.0], [2.000001, 0, 1e-6], k=3, preset=preset)
+        b = fastndcg.ndcg([3.0, 2.0, 1.0], [2.0, 0, 0], k=3, preset=preset)
+        assert a.tolist() == b.tolist()
 
 
 def test_a_label_read_as_a_32_bit_float_scores_as_that_float():
