@@ -62,9 +62,9 @@ Each preset also takes only the grades its tool takes (:attr:`Grades.bounds`,
   the warning above), ``pytrec_eval`` and ``ranx`` by Python's ``int()`` (as ranx's
   ``from_file`` and ir_measures' reader, which pytrec_eval's users read files with:
   '+3' and '1_0' are taken, '3.0', '1e3' and '0x10' refused);
-* ``trec_eval`` refuses a grade of 2**31 or more (its table of grade counts would
-  pass 16 GiB, and it stops), ``pytrec_eval`` one outside 32-bit C ints (it wraps
-  them around, or crashes), ``ranx`` one outside 64-bit ints (it overflows);
+* ``trec_eval`` and ``pytrec_eval`` refuse a grade of 2**31 or more (their table of
+  grade counts would pass 16 GiB: trec_eval stops, pytrec_eval wraps past 2**32
+  and crashes past about 2**62), ``ranx`` one outside 64-bit ints (it overflows);
 * ``lightgbm`` and the ``xgboost`` presets round labels to 32-bit floats first, as
   those tools hold them (1 + 1e-9 is 1 there; XGBoost also reads a label less than
   1e-6 past its whole part as that whole part: 2.000001 is 2), and, with their
@@ -230,9 +230,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("pytrec_eval", "pytrec_eval, trec_eval 9.x, ir_measures (default provider)",
            {**_TREC, "score_precision": "float32"}, "all judged documents", True, True,
            Grades("refuse", "pytrec_eval", "TypeError: Expected relevance to be integer.",
-                  text="int", bounds=(-(1 << 31), (1 << 31) - 1),
-                  beyond="it keeps a grade as a 32-bit C int: larger ones wrap around, or crash "
-                         "it")),
+                  text="int", bounds=(-(1 << 63), (1 << 31) - 1),
+                  beyond="a grade of 2**31 or more needs a table of more than 16 GiB there, "
+                         "past 2**32 it wraps around, and past about 2**62 it crashes")),
     Preset("sklearn", "scikit-learn ndcg_score / dcg_score",
            {"gain": "linear", "ties": "average", "log_base": 2.0, "zero_idcg": "zero",
             "negative_labels": "error", "score_precision": "float64"}, "the list", False, False),
