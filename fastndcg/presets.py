@@ -64,7 +64,8 @@ Each preset also takes only the grades its tool takes (:attr:`Grades.bounds`,
   '+3' and '1_0' are taken, '3.0', '1e3' and '0x10' refused);
 * ``trec_eval`` and ``pytrec_eval`` refuse a grade of 2**31 or more (their table of
   grade counts would pass 16 GiB: trec_eval stops, pytrec_eval wraps past 2**32
-  and crashes past about 2**62), ``ranx`` one outside 64-bit ints (it overflows);
+  and crashes past about 2**62), ``ranx`` one outside 64-bit ints (it overflows),
+  and -2**63, which ranx scores as relevant;
 * ``lightgbm`` and the ``xgboost`` presets round labels to 32-bit floats first, as
   those tools hold them (1 + 1e-9 is 1 there; XGBoost also reads a label less than
   1e-6 past its whole part as that whole part: 2.000001 is 2), and, with their
@@ -246,9 +247,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
            {**_TREC, "ties": "ranx", "score_precision": "float64"}, "all judged documents",
            True, False, Grades("int", "ranx", "its Qrels casts a dict's grades to int, toward "
                                               "zero; its from_file and from_df refuse them",
-                               text="int", bounds=(-(1 << 63), (1 << 63) - 1),
+                               text="int", bounds=(-(1 << 63) + 1, (1 << 63) - 1),
                                beyond="it keeps grades as 64-bit ints: 'Python int too large "
-                                      "to convert to C long'")),
+                                      "to convert to C long', and scores -2**63 as "
+                                      "relevant")),
 ]}
 
 
