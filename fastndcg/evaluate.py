@@ -417,7 +417,7 @@ def _naming(run: str):
         raise type(err)(f"{run}: {err}") from None
 
 
-def run_items(runs, name: str = "runs") -> list:
+def run_items(runs) -> list:
     """The runs of :func:`evaluate_runs` (a sequence of runs, or a mapping runid ->
     run) as a list of its items; one path, a number or any other single value is
     refused, never read as a sequence of its characters.
@@ -428,13 +428,13 @@ def run_items(runs, name: str = "runs") -> list:
     if isinstance(runs, Mapping):
         return list(runs.items())
     if isinstance(runs, (str, bytes, os.PathLike)):
-        raise TypeError(f"{name} takes several runs (a list of paths or (runid, source) "
+        raise TypeError(f"runs takes several runs (a list of paths or (runid, source) "
                         f"pairs, or a mapping runid -> run); got the one path "
-                        f"{V.shown(runs)}: give {name}=[{V.shown(runs)}, ...]")
+                        f"{V.shown(runs)}: give runs=[{V.shown(runs)}, ...]")
     if not isinstance(runs, (list, tuple, Iterator)):  # (a table or a frame is one run)
-        raise TypeError(f"{name} must be a list of runs (paths, or (runid, source) pairs) or a "
+        raise TypeError(f"runs must be a list of runs (paths, or (runid, source) pairs) or a "
                         f"mapping runid -> run, got {V.shown(runs)} ({type(runs).__name__}); "
-                        f"give one run as {name}=[(runid, run)]")
+                        f"give one run as runs=[(runid, run)]")
     return list(runs)
 
 

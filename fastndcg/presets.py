@@ -161,7 +161,6 @@ class Grades:
                 f"round the grades, or leave preset out to use them as they are (gain "
                 f"'linear' is the grade, 'exp2' 2**grade - 1)")
 
-
     def out_of_bounds(self, grade, where: str, preset: str) -> str:
         """The error of a grade outside the ones the tool holds."""
         lo, hi = self.bounds
@@ -181,9 +180,7 @@ class Grades:
 
 def _text(grade) -> str:
     """A grade as a message shows it: a file's text as written, a number plainly."""
-    if isinstance(grade, str):
-        return repr(grade)
-    if isinstance(grade, int):
+    if isinstance(grade, (str, int)):
         return repr(grade)
     value = float(grade)
     whole = math.isfinite(value) and value == int(value) and abs(value) < 1e16

@@ -418,29 +418,29 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     if unique:
         _judged_once(chunk, judged_docs, subject)
     try:
-        labels0, raw0, info = _grades(chunk, docs, label, gain, negative_labels, preset, src,
-                                      memory, where)
+        labels0, raw0, info, inexact = _grades(chunk, docs, label, gain, negative_labels,
+                                               preset, src, memory, where)
     except ValueError:
         if not unique:  # a document judged twice is still the first thing said
             _judged_once(chunk, judged_docs, subject)
         raise
     return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0, doc_ids=judged_docs,
-                 subject=subject, inexact=_inexact(chunk.table.column(label)))
+                 subject=subject, inexact=inexact)
 
 
-def _inexact(column) -> int | None:
-    """The first integer grade of ``column`` past 2**53 (which a double holds only
-    approximately), or None."""
-    if not pa.types.is_integer(column.type) or not len(column):
+def _inexact(exact: np.ndarray | None) -> int | None:
+    """The first of the integer grades ``exact`` (those held as doubles) past 2**53,
+    which a double holds only approximately, or None."""
+    if exact is None or not len(exact):
         return None
-    values = numbers(column)
-    big = np.abs(values.astype(np.float64)) > 2.0 ** 53
-    return int(values[int(np.argmax(big))]) if big.any() else None
+    big = np.abs(exact.astype(np.float64)) > 2.0 ** 53
+    return int(exact[int(np.argmax(big))]) if big.any() else None
 
 
 def _grades(chunk: Chunk, docs: pa.Array, label: str, gain: C.Gain, negative_labels: str,
             preset: str | None, src, memory: bool, where: str) -> tuple:
-    """(labels0, raw0, info) of the grouped judgments (see :class:`Qrels`), checked."""
+    """(labels0, raw0, info, inexact) of the grouped judgments (see :class:`Qrels`),
+    checked."""
     column = chunk.table.column(label)
     labels = numbers(column, C.kernel_labels)
     # integers past 32 bits are float64 to the kernels: the tool's bounds are checked on them
@@ -465,7 +465,7 @@ def _grades(chunk: Chunk, docs: pa.Array, label: str, gain: C.Gain, negative_lab
     if batch.labels is not labels:  # the policy changed some grades: keep them as judged
         raw0 = np.zeros(len(labels) + 1, labels.dtype)
         raw0[:-1] = labels
-    return labels0, raw0, info
+    return labels0, raw0, info, _inexact(exact)
 
 
 def duplicate_error(subject: str, ids: pa.Array, docs: pa.Array, dup: tuple) -> ValueError:
