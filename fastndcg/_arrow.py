@@ -124,9 +124,12 @@ def scalar(value, type: pa.DataType) -> pa.Scalar:
     return pa.scalar(value, type)
 
 
-def plain_ids(col, name: str = "ids") -> pa.Array:
+def plain_ids(col, name: str = "ids", narrow: bool = False) -> pa.Array:
     """Query or document ids as int64 (uint64 kept: ids above 2**63 - 1 fit only
-    there) or large_string (one type per kind). ``name`` is for messages."""
+    there) or large_string (one type per kind). ``name`` is for messages.
+    ``narrow``: string ids (32-bit offsets) kept as they are, for a step that reads
+    them only through :func:`text_buffers` (the cast writes new offsets for every
+    id: ~1 ns an id, mostly the first touch of new memory)."""
     col = one_array(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
@@ -134,6 +137,8 @@ def plain_ids(col, name: str = "ids") -> pa.Array:
         if col.type == pa.uint64():
             return col
         return col if col.type == pa.int64() else col.cast(pa.int64())
+    if narrow and col.type == pa.string():
+        return col
     if col.type != pa.large_string():
         try:
             col = col.cast(pa.large_string())
@@ -150,9 +155,15 @@ def as_strings(col, name: str = "ids") -> pa.Array:
 
 def string_buffers(col, name: str = "ids") -> tuple[np.ndarray, np.ndarray]:
     """(bytes, int64 offsets) of a large_string array, zero copy."""
-    col = as_strings(col, name)
+    return text_buffers(as_strings(col, name))
+
+
+def text_buffers(col) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, offsets) of a string or large_string array, zero copy: the offsets
+    int32 or int64 as the array has them (for the kernels compiled for both)."""
     bufs = col.buffers()
-    offsets = np.frombuffer(bufs[1], np.int64)[col.offset:col.offset + len(col) + 1]
+    width = np.int64 if col.type == pa.large_string() else np.int32
+    offsets = np.frombuffer(bufs[1], width)[col.offset:col.offset + len(col) + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
     if len(data) == 0:
         data = np.zeros(1, np.uint8)
@@ -174,7 +185,8 @@ def concat_ids(parts: list[pa.Array]) -> list[pa.Array]:
 
 
 def run_starts(ids: pa.Array) -> np.ndarray:
-    """Positions (> 0) where the query id differs from the row before."""
+    """Positions (> 0) where the query id differs from the row before (``ids`` as
+    :func:`plain_ids` gives them, ``narrow`` or not)."""
     n = len(ids)
     if n < 2:
         return np.zeros(0, np.int64)
@@ -215,8 +227,9 @@ def _packed_short(ids: pa.Array) -> np.ndarray | None:
     """Text ids of up to 7 bytes each packed into one int64 each (their bytes and
     length: :func:`fastndcg._kernels.join.pack_short`), in a buffer this thread
     reuses (valid until its next call), or None when an id is longer. Packing and
-    comparing integers costs about half of Arrow's comparison of the text."""
-    data, offsets = string_buffers(ids)
+    comparing integers costs about half of Arrow's comparison of the text. ``ids``:
+    string or large_string."""
+    data, offsets = text_buffers(ids)
     buf = getattr(_PACKED, "buf", None)
     if buf is None or len(buf) < len(ids):
         buf = _PACKED.buf = np.empty(max(len(ids), 1 << 16), np.int64)

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import all_distinct, as_numpy, from_numpy, plain_ids, run_starts
+from ._arrow import all_distinct, as_numpy, from_numpy, one_array, plain_ids, run_starts
 
 __all__ = ["Chunk", "query_chunks", "regroup", "group", "run_ids", "check_nulls"]
 
@@ -99,14 +99,16 @@ def query_chunks(batches: Iterator[pa.RecordBatch], query: str, progress=None,
     tail: list[pa.RecordBatch] = []
     tail_id = None
 
+    what = f"query ids in column {query!r}"
+
     def close_tail():
         table = pa.Table.from_batches(tail).combine_chunks()
-        ids = plain_ids(table.column(query), f"query ids in column {query!r}").slice(0, 1)
+        ids = plain_ids(one_array(table.column(query)).slice(0, 1), what)
         return Chunk(ids, np.array([0, table.num_rows], np.int64), table)
 
     for batch in batches:
         check_nulls(batch, query, row0, batches)
-        ids = plain_ids(batch.column(query), f"query ids in column {query!r}")
+        ids = plain_ids(batch.column(query), what, narrow=True)  # only its runs are read
         n = len(ids)
         starts = run_starts(ids)
         first_end = int(starts[0]) if len(starts) else n
@@ -127,7 +129,8 @@ def query_chunks(batches: Iterator[pa.RecordBatch], query: str, progress=None,
             inner = starts[(starts > lo) & (starts < last_start)]
             starts_ = np.concatenate(([lo], inner)).astype(np.int64)
             offsets = np.append(starts_ - lo, last_start - lo).astype(np.int64)
-            yield Chunk(ids.take(from_numpy(starts_)), offsets, batch.slice(lo, last_start - lo))
+            yield Chunk(plain_ids(ids.take(from_numpy(starts_)), what), offsets,
+                        batch.slice(lo, last_start - lo))
         tail = [batch.slice(last_start)]
         tail_id = ids[last_start].as_py()
         row0 += n
@@ -142,11 +145,12 @@ def run_ids(batches: Iterator[pa.RecordBatch], query: str) -> Iterator[pa.Array]
     reading nothing but the query column."""
     last = None
     for batch in batches:
-        ids = plain_ids(batch.column(query), f"query ids in column {query!r}")
+        what = f"query ids in column {query!r}"
+        ids = plain_ids(batch.column(query), what, narrow=True)
         if not len(ids):
             continue
         starts = np.concatenate(([0], run_starts(ids))).astype(np.int64)
-        out = ids.take(from_numpy(starts))
+        out = plain_ids(ids.take(from_numpy(starts)), what)
         if last is not None and out[0].as_py() == last:
             out = out.slice(1)
         last = ids[len(ids) - 1].as_py()

@@ -498,12 +498,14 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
     scorers = [Scorer(opts, j) for j in judged]
     writers = [PartWriter(schema, out.part_path(0), keep=out.kind != "none")
                for schema, out in zip(schemas, outputs)]
-    # a one-shot reader cannot be read again to look for repeated ids: note them now
-    spill = None if src.rereadable else IdSpill()
+    # the run ids, for the check of repeated ids if the run is not sorted: a one-shot
+    # reader's all (spilled to disk past SPILL_IDS), another source's while they fit
+    # in memory (reading the query column again costs more: ~2.5 ns a row of text ids)
+    spill = IdSpill(memo=src.rereadable)
     bar = Progress(src.num_rows, enabled=bool(progress))
     try:
         results = score_sets(src.batches(prefetch=True), scorers, writers, progress=bar,
-                             on_ids=spill.add if spill is not None else None,
+                             on_ids=spill.add,
                              on_scored=lining)
         totals = [r.totals for r in results]
         n_missing = [0] * len(judged)
@@ -518,14 +520,15 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
     except BaseException:
         for w in writers:
             w.abort()
-        if spill is not None:
-            spill.close()
+        spill.close()
         raise
     finally:
         bar.close()
     parts = [w.close() for w in writers]
     n_scattered = 0
-    if not results[0].sorted:  # the run's order: the same under every set
+    if results[0].sorted:
+        spill.close()  # (a sorted run repeats no id: its spill files go)
+    else:  # the run's order: the same under every set
         dup = repeated_ids(src, opts.query, results[0].n_runs, spill)
         if dup is not None:
             if not src.rereadable:
@@ -642,9 +645,10 @@ def check_weights(totals: Totals, opts: Options) -> None:
 def repeated_ids(src: io.Source, query: str, n_runs: int, spill: IdSpill | None = None
                  ) -> pa.Array | None:
     """The query ids that label more than one run of ``src`` (None: none), in memory
-    bounded by :class:`~fastndcg.scattered.IdSpill`. ``spill`` holds the run ids
-    already when the source could be read only once; else they are read again."""
-    if spill is None:
+    bounded by :class:`~fastndcg.scattered.IdSpill`. ``spill``: the run ids noted as
+    the run was scored; they are read again when it holds none (None, or a memo
+    that gave up: more than fit in memory)."""
+    if spill is None or spill.gave_up:
         from .chunks import run_ids
         spill = IdSpill(expected=n_runs)
         for ids in run_ids(src.batches(columns=[query]), query):

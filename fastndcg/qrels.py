@@ -32,7 +32,7 @@ from . import _kernels as K
 from . import _validate as V
 from . import io
 from ._arrow import (as_numpy, as_strings, from_numpy, numbers, one_array, plain_ids,
-                     string_buffers)
+                     string_buffers, text_buffers)
 from .chunks import Chunk, check_nulls, group
 from .presets import read_grades
 
@@ -105,7 +105,8 @@ class DocIds:
         into one int64 (:func:`~fastndcg._kernels.join.pack_short`), or None when
         one is longer: equal ids, equal integers, matched at the cost of integers."""
         if "short" not in self._made:
-            data, offsets = self.ids(True)
+            narrow = self.docs.type == pa.string()  # (not widened to be packed)
+            data, offsets = text_buffers(self.docs) if narrow else self.ids(True)
             out = np.empty(len(self.docs), np.int64)
             with C.KERNEL_LOCK:
                 fits = K.pack_short(data, offsets, out)
@@ -232,15 +233,16 @@ def _join_queries(chunk: Chunk, docs, judged_q=None, jdocs=None, joff=None,
     return match, (out_order if want else None), first_dup
 
 
-def _doc_column(chunk: Chunk, doc: str) -> pa.Array:
-    return plain_ids(chunk.table.column(doc), f"document ids in column {doc!r}")
+def _doc_column(chunk: Chunk, doc: str, narrow: bool = False) -> pa.Array:
+    return plain_ids(chunk.table.column(doc), f"document ids in column {doc!r}", narrow)
 
 
 def chunk_docs(chunk: Chunk, doc: str, hashed: bool = True) -> DocIds:
     """The document ids of a run chunk (column ``doc``) as the joins take them:
     made once for the joins of every label set (``hashed``: text ids hashed once
-    too)."""
-    return DocIds(_doc_column(chunk, doc), hashed)
+    too). String ids (32-bit offsets) are widened only if a join reads them as
+    text: packed into integers (the usual short ids), they need not be."""
+    return DocIds(_doc_column(chunk, doc, narrow=True), hashed)
 
 
 def _check_unique(chunk: Chunk, docs: pa.Array, dup, what: str) -> None:
@@ -346,16 +348,18 @@ class Qrels:
             run_docs = chunk_docs(chunk, doc, hashed=False)
         text = _as_text(run_docs.docs, self.docs, docs=True)
         judged_q = self.judged_queries(chunk.ids)
-        ids, jids = run_docs.ids(text), self.doc_ids.ids(text)
-        hashes, jhashes = run_docs.hashes(text), self.doc_ids.hashes(text)
+        short = None
         if text and (order is None or not order.any()):
             # short text ids (most are) matched as integers, when no query needs
             # trec_eval's order (which is the text's); the qrels' packed once
             jshort = self.doc_ids.short()
             short = None if jshort is None else run_docs.short()
-            if short is not None:
-                ids, jids = (short, _NO_OFFSETS), (jshort, _NO_OFFSETS)
-                hashes = jhashes = _NO_HASHES
+        if short is not None:
+            ids, jids = (short, _NO_OFFSETS), (jshort, _NO_OFFSETS)
+            hashes = jhashes = _NO_HASHES
+        else:
+            ids, jids = run_docs.ids(text), self.doc_ids.ids(text)
+            hashes, jhashes = run_docs.hashes(text), self.doc_ids.hashes(text)
         match, out_order, dup = _per_query(chunk, ids, judged_q, jids, self.offsets, order,
                                            hashes, jhashes)
         _check_unique(chunk, run_docs.docs, dup, "run")
@@ -483,7 +487,11 @@ def _judged_once(chunk: Chunk, docs: DocIds, subject: str) -> None:
     """Refuse judgments (grouped by query in ``chunk``) that judge a document twice
     for a query."""
     text = docs.docs.type != pa.int64()
-    dup = _per_query(chunk, docs.ids(text), hashes=docs.hashes(text))[2]
+    short = docs.short() if text else None  # packed (as the joins will want them)
+    if short is not None:
+        dup = _per_query(chunk, (short, _NO_OFFSETS))[2]
+    else:
+        dup = _per_query(chunk, docs.ids(text), hashes=docs.hashes(text))[2]
     if dup is not None:
         raise duplicate_error(subject, chunk.ids, docs.docs, dup)
 

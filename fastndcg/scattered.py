@@ -47,6 +47,14 @@ def duplicates_in(ids: pa.Array) -> pa.Array | None:
         s = np.sort(as_numpy(ids, zero_copy_only=True))
         dup = np.unique(s[1:][s[1:] == s[:-1]])
         return from_numpy(dup, ids.type) if len(dup) else None
+    # text: the ids whose 64-bit hash is seen twice, then those few compared as text
+    # (Arrow's dictionary of every id cost ~140 ns an id; hashing and sorting ~15)
+    h = id_hash(ids)
+    s = np.sort(h)
+    twice = s[1:][s[1:] == s[:-1]]
+    if not len(twice):
+        return None
+    ids = ids.filter(from_numpy(np.isin(h, twice)))
     encoded = ids.dictionary_encode()
     counts = np.bincount(as_numpy(encoded.indices), minlength=len(encoded.dictionary))
     dup = np.flatnonzero(counts > 1)
@@ -64,7 +72,13 @@ class IdSpill:
     [1]
     """
 
-    def __init__(self, expected: int | None = None, tmpdir: str | None = None) -> None:
+    def __init__(self, expected: int | None = None, tmpdir: str | None = None,
+                 memo: bool = False) -> None:
+        # memo: the ids of a source that can be read again, kept while they fit in
+        # memory (no disk written); past SPILL_IDS they are dropped (``gave_up``)
+        # and read again from the source if they are needed
+        self.memo = memo
+        self.gave_up = False
         self.n_buckets = max(16, -(-(expected or 0) // SPILL_IDS)) if expected else 256
         self.tmpdir = tmpdir
         self._buffer: list[pa.Array] = []
@@ -74,7 +88,7 @@ class IdSpill:
         self._type = None
 
     def add(self, ids: pa.Array) -> None:
-        if not len(ids):
+        if not len(ids) or self.gave_up:
             return
         ids = plain_ids(ids)
         if self._type is None:
@@ -85,7 +99,10 @@ class IdSpill:
         self._buffer.append(ids)
         self._buffered += len(ids)
         if self._buffered > SPILL_IDS:
-            self._spill()
+            if self.memo:
+                self._buffer, self._buffered, self.gave_up = [], 0, True
+            else:
+                self._spill()
 
     def _spill(self) -> None:
         if self._dir is None:

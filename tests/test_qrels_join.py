@@ -188,8 +188,12 @@ def run_and_qrels(draw, doc_ids):
 
 def _tables(rows, judgments, run_doc_type, qrels_doc_type):
     def docs(values, t):
-        return pa.array([str(v) for v in values] if t == "string" else values,
-                        pa.large_string() if t == "string" else pa.int64())
+        # "string32": Arrow's string (32-bit offsets), as Parquet reads text; the
+        # run's short ids are packed from it without widening
+        text = t in ("string", "string32")
+        return pa.array([str(v) for v in values] if text else values,
+                        pa.string() if t == "string32" else
+                        pa.large_string() if text else pa.int64())
     run = pa.table({"query_id": pa.array([r[0] for r in rows], pa.int64()),
                     "doc_id": docs([r[1] for r in rows], run_doc_type),
                     "score": pa.array([r[2] for r in rows])})
@@ -236,7 +240,8 @@ def _values(report) -> dict:
 def test_numeric_join_equals_string_join_and_reference(case, ties, complete, batch_rows):
     rows, judgments = case
     reports = {}
-    for kinds in [("int", "int"), ("string", "string"), ("int", "string"), ("string", "int")]:
+    for kinds in [("int", "int"), ("string", "string"), ("int", "string"), ("string", "int"),
+                  ("string32", "string"), ("string32", "string32"), ("string32", "int")]:
         run, qrels = _tables(rows, judgments, *kinds)
         reports[kinds] = fastndcg.evaluate(run, qrels=qrels, ties=ties, k=K, complete=complete,
                                            batch_rows=batch_rows, explain=True)
@@ -529,3 +534,41 @@ def test_fast_reader_equals_careful_reader_on_real_files(path, tmp_path):
         fast, careful = _read_both(path, variant, tmp_path)
         if fast is not None:
             assert fast.equals(careful), name
+
+
+@pytest.mark.parametrize("prefix", ["", "a-document-id-longer-than-8-bytes-"])
+@pytest.mark.parametrize("ties", ["average", "trec"])
+def test_narrow_text_ids_equal_wide(prefix, ties):
+    """Query and document ids as Arrow's string (32-bit offsets), sliced (a non-zero
+    array offset), score as the same ids in large_string, short (packed) or long, in
+    qrels mode and with the scattered queries' check; a document listed twice is
+    refused the same way."""
+    rng = np.random.default_rng(5)
+    n = 3_000
+    q = np.sort(rng.integers(0, 300, n))[::-1]  # not increasing: repeated ids are looked for
+    d = rng.integers(0, 40, n)
+    keep = np.unique(np.stack([q, d]), axis=1, return_index=True)[1]
+    q, d = q[np.sort(keep)], d[np.sort(keep)]
+    s = rng.integers(0, 5, len(q)).astype(np.float64)
+    judged = rng.random(len(q)) < 0.3
+    labels = rng.integers(0, 3, judged.sum())
+
+    def table(qq, dd, values, name, t):
+        return pa.table({"query_id": pa.array([f"q{v}" for v in qq], t),
+                         "doc_id": pa.array([f"{prefix}{v}" for v in dd], t), name: values})
+
+    reports = []
+    for t in (pa.large_string(), pa.string()):
+        pad = table([0], [0], [0.0], "score", t)
+        run = pa.concat_tables([pad, table(q, d, s, "score", t)]).combine_chunks().slice(1)
+        qrels = table(q[judged], d[judged], labels, "label", t)
+        reports.append(fastndcg.evaluate(run, qrels=qrels, ties=ties, k=[1, 3, 10],
+                                         batch_rows=97))
+        twice = pa.concat_tables([run.slice(0, 2), run.slice(1, 1), run.slice(2)])
+        with pytest.raises(ValueError, match="more than once"):
+            fastndcg.evaluate(twice, qrels=qrels, ties=ties)
+    assert reports[0].per_query.column("ndcg@10").to_pylist() == \
+        reports[1].per_query.column("ndcg@10").to_pylist()
+    assert reports[0].per_query.column("query_id").to_pylist() == \
+        reports[1].per_query.column("query_id").to_pylist()
+    assert reports[0].per_query.num_rows > 100

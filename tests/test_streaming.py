@@ -103,19 +103,55 @@ def test_streamed_equals_in_memory(tmp_path, log, shape, target, spill_ids, monk
 
 
 def test_sorted_log_needs_no_id_spill(monkeypatch, log, tmp_path):
-    """The common case (ids increasing) is proved by one comparison per chunk."""
-    made = []
+    """The common case (ids increasing) is proved by one comparison per chunk: no
+    id is looked for twice, nothing spilled, the log read once. An unsorted log
+    that can be read again is checked on the ids noted as it was scored (they fit
+    in memory), without a second read."""
+    checked, spilled, reads = [], [], []
 
     class Spy(SC.IdSpill):
-        def __init__(self, *a, **kw):
-            made.append(1)
-            super().__init__(*a, **kw)
+        def duplicates(self):
+            checked.append(1)
+            return super().duplicates()
+
+        def _spill(self):
+            spilled.append(1)
+            return super()._spill()
+
+    real = fastndcg.io.Source.batches
+
+    def batches(self, *a, **kw):
+        reads.append(1)
+        return real(self, *a, **kw)
 
     monkeypatch.setattr(EV, "IdSpill", Spy)
+    monkeypatch.setattr(fastndcg.io.Source, "batches", batches)
     fastndcg.evaluate(log, batch_rows=50, per_query=str(tmp_path / "o.parquet"))
-    assert made == []
+    assert (checked, spilled, reads) == ([], [], [1])
     fastndcg.evaluate(adjacent_unsorted(log), batch_rows=50, per_query=False)
-    assert made == [1]
+    assert (checked, spilled, reads) == ([1], [], [1, 1])
+
+
+def test_unsorted_ids_past_memory_are_read_again(monkeypatch, log):
+    """Past ``SPILL_IDS`` run ids, a source that can be read again gives up its
+    memo (no disk) and its query column is read again to find repeated ids."""
+    reads = []
+    real = fastndcg.io.Source.batches
+
+    def batches(self, *a, **kw):
+        reads.append(kw.get("columns"))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(fastndcg.io.Source, "batches", batches)
+    scattered = pa.concat_tables([log, log.slice(0, 7)])  # query 0 again at the end
+    for limit, read_ids in ((SC.SPILL_IDS, False), (3, True)):
+        monkeypatch.setattr(SC, "SPILL_IDS", limit)
+        reads.clear()
+        report = fastndcg.evaluate(scattered, batch_rows=50)
+        assert report.n_scattered == 1
+        assert report.per_query.num_rows == 300
+        # scored, (the query ids read again), the scattered query's rows read again
+        assert reads == [None, ["query_id"], None] if read_ids else [None, None]
 
 
 def test_many_scattered_queries_through_disk(monkeypatch, tmp_path):
