@@ -144,8 +144,8 @@ def run_ids(batches: Iterator[pa.RecordBatch], query: str) -> Iterator[pa.Array]
     """The query id of every run, in order (the same runs :func:`query_chunks` makes),
     reading nothing but the query column."""
     last = None
+    what = f"query ids in column {query!r}"
     for batch in batches:
-        what = f"query ids in column {query!r}"
         ids = plain_ids(batch.column(query), what, narrow=True)
         if not len(ids):
             continue

@@ -39,19 +39,23 @@ SPILL_IDS = 2 << 20      # run ids held in memory before they are spilled to has
 REGROUP_ROWS = 8 << 20   # rows of scattered queries regrouped in memory, else on disk
 
 
+def _seen_twice(values: np.ndarray) -> np.ndarray:
+    """The values that occur more than once in ``values``, each once, ascending."""
+    s = np.sort(values)
+    return np.unique(s[1:][s[1:] == s[:-1]])
+
+
 def duplicates_in(ids: pa.Array) -> pa.Array | None:
     """Ids that occur more than once in ``ids``."""
     if not len(ids):
         return None
     if pa.types.is_integer(ids.type):
-        s = np.sort(as_numpy(ids, zero_copy_only=True))
-        dup = np.unique(s[1:][s[1:] == s[:-1]])
+        dup = _seen_twice(as_numpy(ids, zero_copy_only=True))
         return from_numpy(dup, ids.type) if len(dup) else None
     # text: the ids whose 64-bit hash is seen twice, then those few compared as text
     # (Arrow's dictionary of every id cost ~140 ns an id; hashing and sorting ~15)
     h = id_hash(ids)
-    s = np.sort(h)
-    twice = s[1:][s[1:] == s[:-1]]
+    twice = _seen_twice(h)
     if not len(twice):
         return None
     ids = ids.filter(from_numpy(np.isin(h, twice)))
