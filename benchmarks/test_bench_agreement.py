@@ -12,7 +12,7 @@ the documents both judged, already lined up as two NumPy arrays (the join is not
 theirs to pay). Before timing, fastndcg's kappa and interval alpha are asserted
 equal to theirs. Target: fastndcg >= 10x faster, medians.
 
-``fastndcg.agreement.grade_agreement`` on the same two lined-up arrays (the six
+``fastndcg.grade_agreement`` on the same two lined-up arrays (the six
 statistics overall, no reading or join) is timed beside them too: the
 statistics alone, array for array.
 
@@ -80,11 +80,11 @@ def test_agreement(benchmark, sets):
 
 @pytest.mark.benchmark(group="agreement")
 def test_grade_agreement_on_the_same_arrays(benchmark, sets):
-    from fastndcg.agreement import grade_agreement
+    from fastndcg import grade_agreement
     a, b, ga, gb = sets
     assert grade_agreement(ga, gb) == fastndcg.agreement(a, b).overall
     benchmark.pedantic(grade_agreement, args=(ga, gb), rounds=5, iterations=1)
-    _data.describe(benchmark, "fastndcg.agreement.grade_agreement (the same arrays)",
+    _data.describe(benchmark, "fastndcg.grade_agreement (the same arrays)",
                    "fastndcg", "arrays", both=len(ga))
 
 

@@ -4,7 +4,7 @@ it is seen in review.
 Group ``compile`` (heavy: each case compiles from an empty cache in a fresh
 process, ``FASTNDCG_CACHE_DIR`` a new folder). Every case records, per kernel
 function and variant (argument types), the CPU seconds of its own first compile
-(Numba's compile events, callees' time excluded: ``fastndcg.warmup.CompileClock``),
+(Numba's compile events, callees' time excluded: ``fastndcg._warmup.CompileClock``),
 their total, and the slowest variant, in ``extra_info``:
 
 * ``job-ndcg`` -- ``fastndcg.ndcg`` on float32 scores and int8 labels (what the
@@ -33,7 +33,7 @@ PRELUDE = """
 import json, os, sys, time
 import numpy as np
 import fastndcg
-from fastndcg.warmup import CompileClock
+from fastndcg._warmup import CompileClock
 rng = np.random.default_rng(0)
 s = np.round(rng.random(600), 1).astype(np.float32)
 l = rng.integers(0, 4, 600).astype(np.int8)

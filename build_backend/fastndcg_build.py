@@ -33,7 +33,7 @@ try:
 except ImportError:  # setuptools before 70.1
     from wheel.bdist_wheel import bdist_wheel
 
-_COMPILE = ("from fastndcg.warmup import build_package_cache\n"
+_COMPILE = ("from fastndcg._warmup import build_package_cache\n"
             "print(build_package_cache().describe())")
 
 

@@ -16,31 +16,33 @@ usage errors never pay for what they do not use.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 __all__ = ["ndcg", "dcg", "idcg", "measure", "ndcg_score", "dcg_score", "evaluate",
-           "evaluate_runs", "Report", "compare",
+           "evaluate_runs", "Report", "RunidClash", "OptionError", "compare",
            "LabelSets", "Comparison", "warmup", "WarmupReport", "agreement", "Agreement",
+           "grade_agreement", "kendall_tau_b", "tau_ap", "spearman_rho",
            "reference", "__version__"]
 
 # public name -> the module that defines it
 _WHERE = {"ndcg": "api", "dcg": "api", "idcg": "api", "measure": "api", "ndcg_score": "api", "dcg_score": "api",
-          "evaluate": "evaluate", "evaluate_runs": "evaluate", "Report": "evaluate",
-          "LabelSets": "evaluate",
-          "compare": "compare",
-          "Comparison": "compare", "warmup": "warmup", "WarmupReport": "warmup",
-          "agreement": "agreement", "Agreement": "agreement"}
+          "evaluate": "_evaluate", "evaluate_runs": "_evaluate", "Report": "_evaluate",
+          "RunidClash": "_evaluate", "LabelSets": "_evaluate", "OptionError": "_validate",
+          "compare": "_compare", "Comparison": "_compare",
+          "warmup": "_warmup", "WarmupReport": "_warmup",
+          **dict.fromkeys(("agreement", "Agreement", "grade_agreement", "kendall_tau_b",
+                           "tau_ap", "spearman_rho"), "_agreement")}
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from . import reference
-    from .agreement import Agreement, agreement
+    from ._agreement import (Agreement, agreement, grade_agreement, kendall_tau_b,
+                             spearman_rho, tau_ap)
     from .api import dcg, dcg_score, idcg, measure, ndcg, ndcg_score
-    from .compare import Comparison, compare
-    from .evaluate import LabelSets, Report, evaluate, evaluate_runs
-    from .warmup import WarmupReport, warmup
+    from ._compare import Comparison, compare
+    from ._evaluate import LabelSets, Report, RunidClash, evaluate, evaluate_runs
+    from ._validate import OptionError
+    from ._warmup import WarmupReport, warmup
 
 
 def __getattr__(name: str):
@@ -56,16 +58,3 @@ def __getattr__(name: str):
 
 def __dir__():  # the public names only
     return sorted(__all__)
-
-
-class _Package(types.ModuleType):
-    def __setattr__(self, name: str, value) -> None:
-        # Importing the submodule fastndcg.evaluate sets the package attribute
-        # "evaluate" to the module, whoever imports it first; the public name is the
-        # function, which __getattr__ resolves.
-        if name in _WHERE and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

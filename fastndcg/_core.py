@@ -47,7 +47,8 @@ KERNEL_LOCK = threading.Lock()
 def check_choice(name: str, value, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+        raise V.refuse(ValueError, name, value,
+                       f"{V.spelled(name)} must be one of {listed}; got {V.shown(value)}")
     return value
 
 
@@ -57,42 +58,51 @@ def parse_cutoffs(k) -> tuple[list, bool]:
         if v is None:  # the whole list (also inside a list: trec_eval's -m ndcg -m ndcg_cut)
             return None
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
-            if where == "k":
-                raise TypeError(f"k must be an int >= 1 or None, got {v!r} "
-                                f"({type(v).__name__}); for several cutoffs pass a list such "
-                                f"as k=[1, 3, 5, 10]")
-            raise TypeError(f"{where} must be an int >= 1, got {v!r} ({type(v).__name__}); a "
-                            f"list of cutoffs holds ints (and None for the whole list)")
+            if where == K_:
+                raise V.refuse(TypeError, "k", k, f"{K_} must be an int >= 1 or None, got "
+                               f"{V.shown(v)} ({type(v).__name__}); for several cutoffs pass a "
+                               f"list such as {V.spelled('k', '[1, 3, 5, 10]', '1,3,5,10')}")
+            raise V.refuse(TypeError, "k", k, f"{where} must be an int >= 1, got {V.shown(v)} "
+                           f"({type(v).__name__}); a list of cutoffs holds ints (and None for "
+                           f"the whole list)")
         if v < 1:
-            raise ValueError(f"{where} must be >= 1, got {int(v)}; pass a positive cutoff "
-                             f"such as k=10, or k=None for the whole list")
+            raise V.refuse(ValueError, "k", k, f"{where} must be >= 1, got {int(v)}; pass a "
+                           f"positive cutoff such as {V.spelled('k', 10)}, or "
+                           f"{V.spelled('k', 'None', 'all')} for the whole list")
         if v > V.MAX_CUTOFF:
-            raise ValueError(f"{where} must be <= {V.MAX_CUTOFF:,}, got {int(v):,}; for the "
-                             f"whole list pass k=None")
+            raise V.refuse(ValueError, "k", k, f"{where} must be <= {V.MAX_CUTOFF:,}, got "
+                           f"{int(v):,}; for the whole list pass {V.spelled('k', 'None', 'all')}")
         return int(v)
 
+    K_ = V.spelled("k")
+
     if k is None or isinstance(k, (numbers.Integral, np.bool_)):
-        return [one(k, "k")], False
+        return [one(k, K_)], False
     if isinstance(k, (str, bytes)) or not hasattr(k, "__iter__"):
-        raise TypeError(f"k must be an int, None or a sequence of ints, got {k!r} "
-                        f"({type(k).__name__})")
+        raise V.refuse(TypeError, "k", k, f"{K_} must be an int, None or a sequence of ints, "
+                       f"got {V.shown(k)} ({type(k).__name__})")
     if isinstance(k, (set, frozenset, dict)):
-        raise TypeError(f"k must be an ordered sequence of cutoffs (a list or tuple, e.g. "
-                        f"k=[1, 3, 10]), got a {type(k).__name__}: {k!r}")
+        raise V.refuse(TypeError, "k", k, f"{K_} must be an ordered sequence of cutoffs (a list "
+                       f"or tuple, e.g. {V.spelled('k', '[1, 3, 10]', '1,3,10')}), got a "
+                       f"{type(k).__name__}: {V.shown(k)}")
     if isinstance(k, np.ndarray) and k.ndim != 1:
-        raise ValueError(f"k must be a 1-D sequence of cutoffs, got an array of shape {k.shape}")
+        raise V.refuse(ValueError, "k", k, f"{K_} must be a 1-D sequence of cutoffs, got an "
+                       f"array of shape {k.shape}")
     values = list(k)
     if not values:
-        raise ValueError("k is an empty sequence; pass at least one cutoff, e.g. k=[10]")
+        raise V.refuse(ValueError, "k", k, f"{K_} is an empty sequence; pass at least one "
+                       f"cutoff, e.g. {V.spelled('k', '[10]', '10')}")
     return [one(v, f"k[{i}]") for i, v in enumerate(values)], True
 
 
 def parse_log_base(value) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"log_base must be a real number > 1, got {value!r} ({type(value).__name__})")
+        raise V.refuse(TypeError, "log_base", value, f"{V.spelled('log_base')} must be a real "
+                       f"number > 1, got {V.shown(value)} ({type(value).__name__})")
     if not (math.isfinite(value) and value > 1):
-        raise ValueError(f"log_base must be a finite number > 1, got {value!r}; "
-                         f"the usual choice is log_base=2")
+        raise V.refuse(ValueError, "log_base", value, f"{V.spelled('log_base')} must be a finite "
+                       f"number > 1, got {V.shown(value)}; the usual choice is "
+                       f"{V.spelled('log_base', 2)}")
     return float(value)
 
 
@@ -122,34 +132,39 @@ class Gain:
 def parse_gain(gain) -> Gain:
     if isinstance(gain, V.TrecGains):  # trec_eval's grade=gain pairs, read from a name
         return Gain(K.TABLE, np.array(gain.table()), f"trec_eval's gains {gain}")
+    G = V.spelled("gain")
+
+    def refused(kind, message):
+        return V.refuse(kind, "gain", gain, message)
     if isinstance(gain, str):
         if gain not in GAIN_NAMES:
-            raise ValueError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed "
-                             f"by integer label, got {gain!r}")
+            raise refused(ValueError, f"{G} must be 'exp2', 'linear' or a 1-D table of gains "
+                                      f"indexed by integer label, got {V.shown(gain)}")
         mode = GAIN_NAMES[gain]
         return Gain(mode, EXP2_TABLE if mode == K.EXP2 else np.zeros(1))
     if gain is None or isinstance(gain, (numbers.Number, bytes)):
-        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of gains indexed by "
-                        f"integer label (e.g. [0, 1, 3, 7]), got {gain!r}")
+        raise refused(TypeError, f"{G} must be 'exp2', 'linear' or a 1-D table of gains indexed "
+                                 f"by integer label (e.g. [0, 1, 3, 7]), got {V.shown(gain)}")
     if np.asarray(gain).dtype.kind in "USO" and any(
             isinstance(g, (str, bytes)) for g in np.asarray(gain, dtype=object).ravel()):
-        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of numbers, got "
-                        f"{gain!r}; write the gains as numbers, e.g. [0, 1, 3, 7]")
+        raise refused(TypeError, f"{G} must be 'exp2', 'linear' or a 1-D table of numbers, got "
+                                 f"{V.shown(gain)}; write the gains as numbers, e.g. [0, 1, 3, 7]")
     try:
         table = np.array(gain, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"gain must be 'exp2', 'linear' or a 1-D table of numbers, "
-                        f"got {gain!r}") from None
+        raise refused(TypeError, f"{G} must be 'exp2', 'linear' or a 1-D table of numbers, got "
+                                 f"{V.shown(gain)}") from None
     if table.ndim != 1 or len(table) == 0:
-        raise ValueError(f"a gain table must be a non-empty 1-D sequence (gain[label], e.g. "
-                         f"[0, 1, 3, 7]), got shape {table.shape}")
+        raise refused(ValueError, f"a gain table must be a non-empty 1-D sequence (gain[label], "
+                                  f"e.g. [0, 1, 3, 7]), got shape {table.shape}")
     if not np.isfinite(table).all():
-        raise ValueError(f"the gain table must hold finite numbers, got {table.tolist()}")
+        raise refused(ValueError, f"the gain table must hold finite numbers, got {table.tolist()}")
     if (table < 0).any():
         i = int(np.flatnonzero(table < 0)[0])
-        raise ValueError(f"the gain table must hold gains >= 0, got gain[{i}] = {table[i]}: a "
-                         f"negative gain can push NDCG above 1 (the ideal order puts it last); "
-                         f"use 0 for labels that should count as irrelevant")
+        raise refused(ValueError, f"the gain table must hold gains >= 0, got gain[{i}] = "
+                                  f"{table[i]}: a negative gain can push NDCG above 1 (the ideal "
+                                  f"order puts it last); use 0 for labels that should count as "
+                                  f"irrelevant")
     return Gain(K.TABLE, table)
 
 

@@ -3,8 +3,11 @@ command line, Dask, compare).
 
 Each raises ``TypeError`` (wrong kind of value) or ``ValueError`` (right kind,
 wrong value) with a message that names the parameter, shows the offending value
-(shortened) and says what to write instead. The command line turns the names of
-parameters into its flags, so the same check gives the same text everywhere.
+(shortened) and says what to write instead. A refused option value is an
+:class:`OptionError` (:class:`OptionTypeError`, :class:`OptionValueError`), whose
+message marks the options it names (:func:`spelled`) and renders them as the
+caller spells them: the same check gives the same text everywhere, ``ties`` in
+Python and ``--ties`` on the command line.
 """
 
 from __future__ import annotations
@@ -45,6 +48,103 @@ class TrecGains(tuple):
         return f"trec_eval's gains {self}"
 
 
+# --------------------------------------------------------------------------- refusals
+#
+# A refusal of an option's value is an OptionError: the option, the value, and a
+# message whose mentions of options are marked (:func:`spelled`), so that it renders
+# in the caller's spelling: ``ties`` / ``k=10`` in Python, ``--ties`` / ``-k 10`` on
+# the command line. Nothing rewrites a message after the fact.
+
+_MARK = re.compile("\ue000([^\ue001]*)\ue001([^\ue001]*)\ue001([^\ue001]*)\ue001([^\ue002]*)\ue002")
+
+
+_NO_VALUE = object()
+_NO_TEXT = "\ue003"  # no text of the value of its own on the command line
+
+
+def spelled(name: str, value=_NO_VALUE, cli: str | None = None, *, ref: bool = False) -> str:
+    """An option ``name`` named in a message, as the caller spells it: the name
+    (Python ``ties``, the command line ``--ties``); with ``value``, the option given
+    that value (``k=10`` / ``-k 10``; ``cli``: the command line's text of the value
+    where it differs, as ``-k all`` for ``k=None``); with ``ref``, a mention of the
+    option as something to give (``qrels=...`` / ``--qrels``).
+
+    >>> str(OptionError("k", 0, f"{spelled('k')} must be >= 1; e.g. {spelled('k', 10)}"))
+    'k must be >= 1; e.g. k=10'
+    """
+    kind = "=" if value is not _NO_VALUE else ("r" if ref else "")
+    return (f"\ue000{name}\ue001{kind}\ue001{'' if value is _NO_VALUE else value}\ue001"
+            f"{_NO_TEXT if cli is None else cli}\ue002")
+
+
+def _python(name: str, kind: str, value: str, cli: str) -> str:
+    return f"{name}={value}" if kind == "=" else f"{name}=..." if kind == "r" else name
+
+
+class OptionError(Exception):
+    """A value an option does not take: ``option`` (its Python name), ``value`` (as
+    given) and the message, which names options as the caller spells them
+    (:meth:`render`). Raised as :class:`OptionTypeError` (a ``TypeError``: the wrong
+    kind of value) or :class:`OptionValueError` (a ``ValueError``: the right kind,
+    a wrong value)."""
+
+    def __init__(self, option: str, value, message: str) -> None:
+        super().__init__(_MARK.sub(lambda m: _python(*m.groups()), message))  # repr, args
+        self.option, self.value, self.template = option, value, message
+
+    def __reduce__(self):  # shipped between processes (Dask, Spark) whole
+        return type(self), (self.option, self.value, self.template)
+
+    def render(self, flag_of=None) -> str:
+        """The message with each option spelled by ``flag_of(name)`` (a flag such
+        as ``--ties``; the value after it as the shell gives it), or in Python's
+        spelling without ``flag_of``. A message that does not name its own option
+        is prefixed with the flag (``--gain: the gain table ...``)."""
+        if flag_of is None:
+            return _MARK.sub(lambda m: _python(*m.groups()), self.template)
+
+        def cli(m):
+            name, kind, value, text = m.groups()
+            flag = flag_of(name)
+            if flag is None:
+                return _python(name, kind, value, text)
+            if kind != "=":
+                return flag
+            shell = value if text == _NO_TEXT else text  # "" for a switch: the flag alone
+            return f"{flag} {shell}" if shell else flag
+        text = _MARK.sub(cli, self.template)
+        named = any(m.group(1) == self.option for m in _MARK.finditer(self.template))
+        return text if named or not flag_of(self.option) else f"{flag_of(self.option)}: {text}"
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class OptionTypeError(OptionError, TypeError):
+    """An option given the wrong kind of value."""
+
+
+class OptionValueError(OptionError, ValueError):
+    """An option given a value of the right kind that it does not take."""
+
+
+def refuse(kind: type, option: str, value, message: str) -> OptionError:
+    """The :class:`OptionError` of ``kind`` (TypeError or ValueError) for ``value``
+    of ``option``: raise it."""
+    return (OptionTypeError if issubclass(kind, TypeError) else OptionValueError)(
+        option, value, message)
+
+
+def as_refusal(err: Exception, option: str, value) -> Exception:
+    """``err`` raised by the validator of ``option`` as an :class:`OptionError` of
+    the same kind (its message kept as it is), so that the caller's spelling
+    names the option; an OptionError, or another kind of error, as it is."""
+    if isinstance(err, OptionError) or not isinstance(err, (TypeError, ValueError)):
+        return err
+    return refuse(TypeError if isinstance(err, TypeError) else ValueError, option, value,
+                  str(err))
+
+
 def shown(value) -> str:
     """``repr(value)``, shortened to MAX_SHOWN characters: its start and its end
     (where a path keeps its file name). A multi-line repr (a NumPy array, a
@@ -59,13 +159,14 @@ def shown(value) -> str:
 def text(value, name: str, *, what: str = "a name") -> str:
     """A non-empty string without NUL bytes (column names, addresses, ...)."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string ({what}), got {shown(value)} "
-                        f"({type(value).__name__})")
+        raise refuse(TypeError, name, value, f"{spelled(name)} must be a string ({what}), got "
+                     f"{shown(value)} ({type(value).__name__})")
     if not value.strip():
-        raise ValueError(f"{name} is empty ({shown(value)}); give {what}, or leave the "
-                         f"option out")
+        raise refuse(ValueError, name, value, f"{spelled(name)} is empty ({shown(value)}); give "
+                     f"{what}, or leave the option out")
     if "\0" in value:
-        raise ValueError(f"{name} contains a NUL byte: {shown(value)}; remove it")
+        raise refuse(ValueError, name, value,
+                     f"{spelled(name)} contains a NUL byte: {shown(value)}; remove it")
     return value
 
 
@@ -75,8 +176,8 @@ def flag(value, name: str) -> bool:
         return value
     if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
         return bool(value)
-    raise TypeError(f"{name} must be True or False, got {shown(value)} "
-                    f"({type(value).__name__})")
+    raise refuse(TypeError, name, value, f"{spelled(name)} must be True or False, got "
+                 f"{shown(value)} ({type(value).__name__})")
 
 
 def level(value, name: str) -> float:
@@ -85,8 +186,8 @@ def level(value, name: str) -> float:
     numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
     if (isinstance(value, bool) or numpy_bool or not isinstance(value, numbers.Real)
             or not 0 < value < 1):
-        raise ValueError(f"{name} must be a number between 0 and 1 (exclusive), e.g. 0.95; "
-                         f"got {shown(value)}")
+        raise refuse(ValueError, name, value, f"{spelled(name)} must be a number between 0 and 1 "
+                     f"(exclusive), e.g. 0.95; got {shown(value)}")
     return float(value)
 
 
@@ -199,6 +300,19 @@ def output_path(value, name: str, inputs: Iterable = (), *, exts: tuple = (),
     return path
 
 
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by one letter added, dropped, changed, or two
+    neighbours swapped (``kk`` -> ``k``, ``tie`` -> ``ties``, ``tise`` -> ``ties``)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
 def keywords(given: Iterable[str], known: Iterable[str], where: str,
              elsewhere: Mapping[str, str] | None = None) -> None:
     """The keyword arguments a ``**kwargs`` of ``where`` (a function's public name,
@@ -215,6 +329,7 @@ def keywords(given: Iterable[str], known: Iterable[str], where: str,
             raise TypeError(f"{where}() does not take {name}=: {elsewhere[name]}")
         candidates = known + [n for n in elsewhere if n not in known]
         close = ([k for k in candidates if k.lower() == str(name).lower()]
+                 or [k for k in candidates if _one_edit(str(name).lower(), k.lower())]
                  or difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.75))
         if not close:
             fix = f"; see help({where}) for the arguments it takes"

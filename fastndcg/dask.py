@@ -75,13 +75,13 @@ from .parts import Part, PartWriter, result_schema
 from .report import LabelSets, Report
 from .totals import Totals
 from .scattered import Fixed, duplicates_in, patch, rescore
-from .compare.arguments import check_log_only, settings
-from .compare.comparison import Comparison
-from .evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_nonempty,
+from ._compare.arguments import check_log_only, settings
+from ._compare.comparison import Comparison
+from ._evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_nonempty,
                        check_scored, finish, id_type, judgment_paths, load_human,
                        load_judgments, open_run, run_output, set_parts)
-from .compare.paired import PairedScorer, merge_pieces, paired_partition
-from .compare.stream import paired_scorer, prepare, result, system_reports
+from ._compare.paired import PairedScorer, merge_pieces, paired_partition
+from ._compare.stream import paired_scorer, prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, Piece, list_parquet, piece_batches,
                      score_edges, score_piece_sets, stitch)
 
@@ -219,7 +219,7 @@ class WarmKernels(_WorkerPlugin):
 
     def setup(self, worker=None) -> None:
         from ._cache import CACHE
-        from .warmup import warmup
+        from ._warmup import warmup
 
         # every kernel variant, loaded from the cache (about a second) or compiled
         # into it; worker processes sharing the cache wait for the one compiling a
@@ -520,10 +520,10 @@ def compare(source, systems, *, client=None, workers: int | None = None,
             partition_rows: int = PARTITION_ROWS, batch_rows: int = 1 << 20,
             progress: bool = False, **kwargs) -> Comparison:
     """:func:`fastndcg.compare` on a Dask cluster: the same arguments, the same
-    :class:`~fastndcg.compare.Comparison`.
+    :class:`~fastndcg.Comparison`.
 
     Each partition (as for :func:`evaluate`) scores every system on its whole
-    queries and returns mergeable sums (:mod:`fastndcg.compare.paired`); the client stitches
+    queries and returns mergeable sums (:mod:`fastndcg._compare.paired`); the client stitches
     queries that straddle partitions, merges the sums exactly and runs the tests.
     Up to 1,000,000 queries the partitions send their per-query values as well and
     the query-level methods run on them; above, the bucket methods (see

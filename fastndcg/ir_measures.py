@@ -89,7 +89,7 @@ from ir_measures import Metric, providers
 from . import _validate as V
 from . import foreign, io
 from . import measures as M
-from .evaluate import evaluate
+from ._evaluate import evaluate
 from .qrels import judged_docs_only
 
 __all__ = ["provider", "use", "used", "FastndcgProvider", "main"]

@@ -525,8 +525,9 @@ class Parsed:
 def check_rel(rel, name: str = "rel") -> int:
     """A relevance threshold: an int >= 0."""
     if isinstance(rel, bool) or not isinstance(rel, numbers.Integral) or not 0 <= rel <= MAX_REL:
-        raise ValueError(f"{name} must be an integer from 0 to {MAX_REL} (a label is relevant "
-                         f"when it is >= {name}), got {V.shown(rel)}; e.g. {name}=2")
+        raise V.refuse(ValueError, name, rel, f"{V.spelled(name)} must be an integer from 0 to "
+                       f"{MAX_REL} (a label is relevant when it is >= {V.spelled(name)}), got "
+                       f"{V.shown(rel)}; e.g. {V.spelled(name, 2)}")
     return int(rel)
 
 

@@ -6,7 +6,7 @@ with its help text. Everything that takes evaluation options is generated from
 it, in the manner of scikit-learn's ``validate_params``:
 
 * :func:`fastndcg.evaluate`, :func:`fastndcg.dask.evaluate`,
-  :func:`fastndcg.spark.evaluate` and :func:`~fastndcg.evaluate.evaluate_runs`
+  :func:`fastndcg.spark.evaluate` and :func:`~fastndcg.evaluate_runs`
   take the options as ``**options`` and are decorated with :func:`takes_options`,
   which gives each a real signature (``inspect.signature``, ``help()``, the API
   reference show every option with its default, after the function's own
@@ -186,18 +186,22 @@ def parse_explain(explain, qrels_mode: bool) -> tuple:
         return ()
     if explain is True:
         return tuple(e for e in EXPLAIN if qrels_mode or e not in _QRELS_ONLY)
+    given = explain
     if isinstance(explain, str):
         explain = [p.strip() for p in explain.split(",") if p.strip()]
     if not isinstance(explain, (list, tuple)) or not all(isinstance(e, str) for e in explain):
-        raise TypeError(f"explain takes True, False or a list of column kinds from "
-                        f"{', '.join(EXPLAIN)}; got {explain!r}")
+        raise V.refuse(TypeError, "explain", given, f"{V.spelled('explain')} takes True, "
+                       f"False or a list of column kinds from {', '.join(EXPLAIN)}; got "
+                       f"{V.shown(explain)}")
     for e in explain:
         if e not in EXPLAIN:
-            raise ValueError(f"explain: unknown column kind {e!r}; choose from "
-                             f"{', '.join(map(repr, EXPLAIN))}")
+            raise V.refuse(ValueError, "explain", given, f"{V.spelled('explain')}: unknown "
+                           f"column kind {e!r}; choose from {', '.join(map(repr, EXPLAIN))}")
         if e in _QRELS_ONLY and not qrels_mode:
-            raise ValueError(f"explain={e!r} describes judgments, so it needs qrels=...; in "
-                             f"list mode every row is judged")
+            raise V.refuse(ValueError, "explain", given,
+                           f"{V.spelled('explain', repr(e), e)} describes judgments, so it "
+                           f"needs {V.spelled('qrels', ref=True)}; in list mode every row is "
+                           f"judged")
     return tuple(e for e in EXPLAIN if e in explain)
 
 
@@ -538,10 +542,14 @@ def bound(given: Mapping, where: str = "fastndcg.evaluate") -> dict:
 
 
 def check(name: str, value, **context):
-    """``value`` of option ``name`` through its validator: the value to use. The
-    context is what a validator reads of the other options (``rel`` and ``ranx``
-    for ``measure``, ``qrels_mode`` for ``explain``)."""
-    return OPTIONS[name].check(value, name, **context)
+    """``value`` of option ``name`` through its validator: the value to use, or an
+    :class:`~fastndcg._validate.OptionError` naming the option as the caller spells
+    it. The context is what a validator reads of the other options (``rel`` and
+    ``ranx`` for ``measure``, ``qrels_mode`` for ``explain``)."""
+    try:
+        return OPTIONS[name].check(value, name, **context)
+    except (TypeError, ValueError) as err:
+        raise V.as_refusal(err, name, value) from None
 
 
 # The evaluation options fastndcg.agreement (and ``fastndcg agreement``) does not take,

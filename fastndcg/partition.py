@@ -103,7 +103,7 @@ def read_as(opts: Options, source) -> Options:
 
 
 def check_options(*, per_query=None, batch_rows: int = 1 << 20,
-                  where: str = "fastndcg.evaluate.check_options", **given
+                  where: str = "fastndcg._evaluate.check_options", **given
                   ) -> tuple[Options, dict]:
     """Validate :func:`fastndcg.evaluate`'s options (not the data): the options and
     the columns to read (name -> role). ``given``: the evaluation options given
@@ -123,20 +123,26 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
     default_rel = 1 if o["rel"] is None else O.check("rel", o["rel"])
     if measure is not None:
         if k is not DEFAULT_K:
-            raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
-                             f"{measure!r}, not both; name NDCG in measure, e.g. 'nDCG@10'")
+            raise V.refuse(ValueError, "measure", measure,
+                           f"give the measures once: {V.spelled('k', repr(k))} (NDCG cutoffs) "
+                           f"or {V.spelled('measure', repr(measure))}, not both; name NDCG in "
+                           f"{V.spelled('measure')}, e.g. 'nDCG@10'")
         parsed = O.check("measure", measure, rel=default_rel, ranx=preset == "ranx")
         k, implied, others = parsed.ndcg, parsed.gain, parsed.others
         if implied is not None:
             if gain is not None and not C.same_gain(gain, implied):
-                raise ValueError(f"measure {measure!r} means gain={implied!r}, but gain={gain!r} "
-                                 f"was given; drop one of them")
+                raise V.refuse(ValueError, "gain", gain,
+                               f"{V.spelled('measure')} {measure!r} means "
+                               f"{V.spelled('gain', repr(implied))}, but "
+                               f"{V.spelled('gain', repr(gain))} was given; drop one of them")
             gain = implied
         for m in others:
             if M.REGISTRY[m.kind].judgments and qrels is None:
-                raise ValueError(f"measure {m.column(default_rel)!r} counts judged documents, "
-                                 f"so it needs judgments: pass qrels=...; in list mode every "
-                                 f"item is judged")
+                raise V.refuse(ValueError, "measure", measure,
+                               f"{V.spelled('measure')} {m.column(default_rel)!r} counts judged "
+                               f"documents, so it needs judgments: pass "
+                               f"{V.spelled('qrels', ref=True)}; in list mode every item is "
+                               f"judged")
     sem = resolve(preset, "log" if qrels is None else "qrels",
                   **{name: (gain if name == "gain" else o[name]) for name in SEMANTIC_OPTIONS})
     cutoffs = O.check("k", k) if (k or not others) else []
@@ -149,42 +155,55 @@ def check_options(*, per_query=None, batch_rows: int = 1 << 20,
                                               ("zero_idcg", "nan_scores", "negative_labels"))
     names = ["ndcg" if c is None else f"ndcg@{c}" for c in cutoffs]
     if len(set(names)) != len(names):
-        raise ValueError(f"k lists a cutoff twice: {cutoffs}; give each cutoff once")
+        raise V.refuse(ValueError, "k", k, f"{V.spelled('k')} lists a cutoff twice: {cutoffs}; "
+                       f"give each cutoff once")
     names += [m.column(default_rel) for m in others]
     complete = O.check("complete", o["complete"])
     if complete and qrels is None:
-        raise ValueError("complete=True scores judged queries missing from the run, so it "
-                         "needs qrels=...; drop complete or pass the judgments")
+        raise V.refuse(ValueError, "complete", o["complete"],
+                       f"{V.spelled('complete', True, '')} scores judged queries missing from "
+                       f"the run, so it needs {V.spelled('qrels', ref=True)}; drop "
+                       f"{V.spelled('complete')} or pass the judgments")
     V.count(batch_rows, "batch_rows", hi=MAX_BATCH_ROWS, fix="rows read at once; the "
             "default 1048576 suits most logs")
     query, doc, score, label = (O.check(name, o[name]) for name in ("query", "doc", "score",
                                                                      "label"))
     weight = O.check("weight", o["weight"])
     if weight is not None and complete:
-        raise ValueError("complete=True scores judged queries that are absent from the run, "
-                         "and those have no weight; drop complete or weight")
+        raise V.refuse(ValueError, "weight", weight,
+                       f"{V.spelled('complete', True, '')} scores judged queries that are "
+                       f"absent from the run, and those have no weight; drop "
+                       f"{V.spelled('complete')} or {V.spelled('weight')}")
     human = o["human_qrels"] is not None  # joined by document, even in list mode
     if qrels is None and ties != "trec" and not human and doc != "doc_id":  # never read
-        raise ValueError(f"doc={V.shown(doc)} names the document column, which is read only "
-                         f"with qrels= (to join judgments) or ties='trec' (to break ties by "
-                         f"document id); drop doc, or pass one of them")
+        raise V.refuse(ValueError, "doc", doc,
+                       f"{V.spelled('doc', V.shown(doc))} names the document column, which is "
+                       f"read only with {V.spelled('qrels', ref=True)} (to join judgments) or "
+                       f"{V.spelled('ties', repr('trec'), 'trec')} (to break ties by document "
+                       f"id); drop {V.spelled('doc')}, or pass one of them")
     roles = {query: "query", score: "score"}
     if qrels is None:
         roles[label] = "label"
     if qrels is not None or ties == "trec" or human:
         roles[doc] = "doc"
     if len(roles) < 2 + (qrels is None) + (doc in roles):
-        raise ValueError(f"the query, doc, score and label columns must be different, got "
-                         f"query={query!r}, doc={doc!r}, score={score!r}, label={label!r}")
+        raise V.refuse(ValueError, "query", query,
+                       f"the query, doc, score and label columns must be different, got "
+                       f"{V.spelled('query', repr(query))}, {V.spelled('doc', repr(doc))}, "
+                       f"{V.spelled('score', repr(score))}, {V.spelled('label', repr(label))}")
     check_human(o, qrels is not None, weight)
     explain = O.check("explain", o["explain"], qrels_mode=qrels is not None)
     if explain and per_query is False:
-        raise ValueError("explain adds per-query columns, but per_query=False keeps none; pass "
-                         "per_query=None (a table) or a path, or drop explain")
+        raise V.refuse(ValueError, "explain", o["explain"],
+                       f"{V.spelled('explain')} adds per-query columns, but "
+                       f"{V.spelled('per_query', False, '')} keeps none; pass "
+                       f"{V.spelled('per_query', None, 'OUT')} (a table) or a path, or drop "
+                       f"{V.spelled('explain')}")
     if weight is not None:
         if weight in roles:
-            raise ValueError(f"weight={weight!r} is also the {roles[weight]} column; name the "
-                             f"column of query weights")
+            raise V.refuse(ValueError, "weight", weight,
+                           f"{V.spelled('weight', repr(weight))} is also the {roles[weight]} "
+                           f"column; name the column of query weights")
         roles[weight] = "weight"
     if O.label_sets(qrels) is not None and LABELS in (query, weight):
         raise ValueError(f"with several label sets the per-query results name each row's set "
@@ -205,18 +224,21 @@ def check_human(o: dict, qrels_mode: bool, weight: str | None) -> None:
     the run's label column."""
     confidence, lam = O.check("confidence", o["confidence"]), O.check("ppi", o["ppi"])
     if o["human_qrels"] is None:
-        changed = [f"{name}={value!r}" for name, value in (("confidence", confidence),
-                                                           ("ppi", lam))
+        changed = [(name, value) for name, value in (("confidence", confidence), ("ppi", lam))
                    if value != O.OPTIONS[name].default]
         if changed:
-            raise ValueError(f"{' and '.join(changed)} set the prediction-powered means, "
-                             f"which need human_qrels=... (human judgments of a sample of the "
-                             f"queries); pass it, or drop {' and '.join(changed)}")
+            named = " and ".join(V.spelled(name, repr(value), value) for name, value in changed)
+            raise V.refuse(ValueError, changed[0][0], o[changed[0][0]],
+                           f"{named} set the prediction-powered means, which need "
+                           f"{V.spelled('human_qrels', ref=True)} (human judgments of a sample "
+                           f"of the queries); pass it, or drop {named}")
         return
     if weight is not None:
-        raise ValueError(f"human_qrels=... gives prediction-powered means of queries counted "
-                         f"once each; weighted ones (weight={weight!r}) are not supported: "
-                         f"drop the weights or human_qrels=...")
+        raise V.refuse(ValueError, "weight", weight,
+                       f"{V.spelled('human_qrels', ref=True)} gives prediction-powered means "
+                       f"of queries counted once each; weighted ones "
+                       f"({V.spelled('weight', repr(weight))}) are not supported: drop the "
+                       f"weights or {V.spelled('human_qrels', ref=True)}")
 
 
 def _col(kind: str, cutoff) -> str:

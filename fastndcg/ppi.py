@@ -86,9 +86,9 @@ def check_ppi(value, name: str = "ppi") -> str | float:
         return value
     if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
             or not 0 <= value <= 1):
-        raise ValueError(f"{name} takes 'tuned' (the power-tuned λ of PPI++) or a number from "
-                         f"0 to 1 (a fixed λ: 1 is plain PPI, 0 the human sample alone), got "
-                         f"{V.shown(value)}")
+        raise V.refuse(ValueError, name, value, f"{V.spelled(name)} takes 'tuned' (the "
+                       f"power-tuned λ of PPI++) or a number from 0 to 1 (a fixed λ: 1 is plain "
+                       f"PPI, 0 the human sample alone), got {V.shown(value)}")
     return float(value)
 
 

@@ -288,17 +288,21 @@ def resolve(preset: str | None, context: str, **given) -> dict:
 def check_preset(preset) -> str:
     """A preset's name (one of :data:`PRESETS`)."""
     if not isinstance(preset, str) or preset not in PRESETS:
+        from . import _validate as V
         names = ", ".join(repr(n) for n in PRESETS)
-        raise ValueError(f"preset must be one of {names}; got {preset!r}")
+        raise V.refuse(ValueError, "preset", preset, f"{V.spelled('preset')} must be one of "
+                       f"{names}; got {V.shown(preset)}")
     return preset
 
 
 def check_score_precision(precision) -> str:
     """``score_precision``: one of :data:`SCORE_PRECISIONS`."""
     if not isinstance(precision, str) or precision not in SCORE_PRECISIONS:
-        raise ValueError(f"score_precision must be 'float64' (scores compared as given) or "
-                         f"'float32' (rounded to 32-bit floats first, as pytrec_eval and "
-                         f"trec_eval 9.x do); got {precision!r}")
+        from . import _validate as V
+        raise V.refuse(ValueError, "score_precision", precision,
+                       f"{V.spelled('score_precision')} must be 'float64' (scores compared as "
+                       f"given) or 'float32' (rounded to 32-bit floats first, as pytrec_eval "
+                       f"and trec_eval 9.x do); got {V.shown(precision)}")
     return precision
 
 

@@ -227,7 +227,7 @@ class LabelSets:
 
 
 class Runs:
-    """What ``evaluate_runs`` (``from fastndcg.evaluate import evaluate_runs``) found.
+    """What ``evaluate_runs`` (``from fastndcg import evaluate_runs``) found.
 
     Attributes
     ----------

@@ -1,7 +1,7 @@
 """Evaluate a search log where it lives: a Spark DataFrame, table or path.
 
 ``fastndcg.spark.evaluate(df, ...)`` takes the options of :func:`fastndcg.evaluate`
-and returns the same :class:`~fastndcg.evaluate.Report`, with the same numbers.
+and returns the same :class:`~fastndcg.Report`, with the same numbers.
 
 How it runs
 -----------
@@ -86,16 +86,16 @@ import pyarrow as pa
 from . import _validate as V
 from . import io
 from .chunks import regroup
-from .evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_nonempty,
+from ._evaluate import (HUMAN_SETS, check_finished, check_human_beside, check_nonempty,
                        check_scored, finish, id_type, judgment_paths, load_human,
                        load_judgments, run_output, set_parts)
 from .ppi import Lining
 from .partition import (Options, Scorer, SetScorer, check_options, explain_columns,
                         score_sets)
-from .compare.arguments import check_log_only, settings
-from .compare.comparison import Comparison
-from .compare.paired import PairedScorer, merge_pieces, paired_partition
-from .compare.stream import paired_scorer, prepare, result, system_reports
+from ._compare.arguments import check_log_only, settings
+from ._compare.comparison import Comparison
+from ._compare.paired import PairedScorer, merge_pieces, paired_partition
+from ._compare.stream import paired_scorer, prepare, result, system_reports
 from .pieces import (PARTITION_ROWS, Context, list_parquet, piece_batches, score_piece,
                      score_piece_sets, stitch)
 from .options import bound, label_sets, takes_options
@@ -631,12 +631,12 @@ def compare(source, systems, *, spark=None, order: str | None = None,
             partitions: int | None = None, batch_rows: int = COALESCE_ROWS,
             progress: bool = False, **kwargs) -> Comparison:
     """:func:`fastndcg.compare` in Spark: the same arguments, the same
-    :class:`~fastndcg.compare.Comparison`, bit for bit.
+    :class:`~fastndcg.Comparison`, bit for bit.
 
     The log is read as :func:`evaluate` reads it (a Parquet path sorted by query by
     the executors themselves, anything else through Spark's shuffle by query); each
     task scores every system on its whole queries and returns mergeable sums
-    (:mod:`fastndcg.compare.paired`), which the driver merges exactly before it runs the
+    (:mod:`fastndcg._compare.paired`), which the driver merges exactly before it runs the
     tests. Up to 1,000,000 queries the tasks send their per-query values as well and
     the query-level methods run on them; above, the bucket methods (see
     :mod:`fastndcg.compare`), with memory flat in the number of queries.

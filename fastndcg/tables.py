@@ -2,7 +2,7 @@
 
 The one renderer of every table fastndcg prints: a :class:`~fastndcg.report.Report`
 (names and values), the :class:`~fastndcg.report.Runs` of several runs (a row a
-run) and a :class:`~fastndcg.compare.Comparison` (its systems and its tests). The
+run) and a :class:`~fastndcg.Comparison` (its systems and its tests). The
 cells come formatted; :func:`render` only aligns and frames them.
 """
 

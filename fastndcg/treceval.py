@@ -360,7 +360,7 @@ def run(args: Args, out=None) -> None:
     import pyarrow.compute as pc
 
     from ._arrow import as_numpy, scalar
-    from .evaluate import evaluate
+    from ._evaluate import evaluate
     from .measures import parse
     from .qrels import judged_docs_only
 
@@ -464,7 +464,7 @@ def _scores(args: Args, printed: list, names: list, evaluated: list, in_run: set
     import pyarrow.compute as pc
 
     from ._arrow import as_numpy
-    from .evaluate import evaluate
+    from ._evaluate import evaluate
     from .measures import parse
 
     if names and run_t.num_rows == 0:  # every ranking empty (-M 0, -J)

@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastndcg
-from fastndcg.agreement import STATISTICS, grade_agreement, kendall_tau_b, spearman_rho, tau_ap
+from fastndcg import grade_agreement, kendall_tau_b, spearman_rho, tau_ap
+from fastndcg._agreement import STATISTICS
 from strategies import examples
 from test_cli import assert_one_line_error, main_inprocess
 
@@ -251,6 +252,32 @@ def test_system_correlations_refuse_what_is_not_two_scorings(f):
             tau_ap(x, y), **TOL)
 
 
+def test_extreme_scores_and_grades_neither_overflow_nor_read_text():
+    """Scores of +-1e308 and equal infinities rank as numbers (a difference of them
+    overflowed, or was NaN); grades spanning -1e308..1e308 give interval alpha as
+    krippendorff gives it on the same grades halved 1024 times (alpha is the same for
+    grades scaled alike; the scaling by a power of two is exact); text is refused,
+    never parsed."""
+    x = [1.0, math.inf, math.inf, 0.0, -math.inf]
+    y = [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert kendall_tau_b(x, y) == pytest.approx(stats.kendalltau(x, y).statistic, **TOL)
+    assert spearman_rho(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, **TOL)
+    big = [1e308, -1e308, 1e308, 5.0]
+    assert kendall_tau_b(big, y[:4]) == pytest.approx(stats.kendalltau(big, y[:4]).statistic,
+                                                      **TOL)
+    assert tau_ap(big, y[:4]) == pytest.approx(tau_ap_by_definition(big, y[:4]), **TOL)
+    ga, gb = np.array([1e308, -1e308, 1e308, 0.0]), np.array([1.0, 2.0, 3.0, 1e308])
+    got = grade_agreement(ga, gb)["alpha_interval"]
+    scaled = np.ldexp(np.array([ga, gb]), -1024)
+    want = krippendorff.alpha(reliability_data=scaled, level_of_measurement="interval")
+    assert math.isfinite(got) and got == pytest.approx(want, rel=1e-9)
+    for f in (tau_ap, kendall_tau_b, spearman_rho, grade_agreement):
+        with pytest.raises(TypeError):
+            f(["1", "2"], [1, 2])
+        with pytest.raises((TypeError, ValueError), match=r"\b(a|x|reference)\b"):
+            f([[1], [1, 2]], [1, 2])
+
+
 @settings(max_examples=examples(2), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=7))
 def test_tau_ap_equals_the_definition_over_the_orders_of_ties(pairs):
@@ -473,7 +500,7 @@ def test_grade_agreement_refuses_arrays_it_cannot_line_up():
 
 
 def test_grades_of_too_many_distinct_values_are_refused():
-    from fastndcg.agreement import MAX_GRADES
+    from fastndcg._agreement import MAX_GRADES
     n = MAX_GRADES + 1
     a = table(["q1"] * n, np.arange(n), np.arange(n) / n)
     with pytest.raises(ValueError, match=f"{n:,} distinct grades.*round the grades"):

@@ -32,7 +32,7 @@ def files(d):
                   if os.path.isfile(p))
 dirs = sys.argv[1:]
 import fastndcg
-import fastndcg.api, fastndcg.evaluate
+import fastndcg.api, fastndcg._evaluate
 numba_at_import = "numba" in sys.modules
 from fastndcg import _kernels as K
 from fastndcg._kernels import rank, ndcg, binary, graded, score, scan, strings, hashing

@@ -229,7 +229,7 @@ def test_runid_is_the_run_tag(tmp_path, capsys):
 
 
 def test_qrels_are_read_once(monkeypatch, capsys):
-    ev = importlib.import_module("fastndcg.evaluate")  # the module, not the function
+    ev = importlib.import_module("fastndcg._evaluate")  # the module, not the function
     calls = []
     real = ev.load_qrels
 

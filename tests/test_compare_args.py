@@ -2,7 +2,7 @@
 
 ``fastndcg.compare`` (one machine), ``fastndcg.dask.compare`` and
 ``fastndcg.spark.compare`` share one check of their arguments
-(:func:`fastndcg.compare.arguments.settings`, which refuses keywords with
+(:func:`fastndcg._compare.arguments.settings`, which refuses keywords with
 :func:`fastndcg._validate.keywords`). What is checked, on each engine:
 
 * an unknown keyword (a typo such as ``n_resample=``) is a TypeError naming the
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pytest
 
 import fastndcg
-from fastndcg.compare import arguments, run as frun, values as fvalues
+from fastndcg._compare import arguments, run as frun, values as fvalues
 
 SYSTEMS = ["score_a", "score_b"]
 ENGINES = ("fastndcg.compare", "fastndcg.dask.compare", "fastndcg.spark.compare")

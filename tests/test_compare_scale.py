@@ -35,10 +35,10 @@ from hypothesis import given, settings, strategies as st
 
 import fastndcg
 from fastndcg import _kernels as K
-from fastndcg.compare import arguments
-from fastndcg.compare.arguments import settings as compare_settings
-from fastndcg.compare.buckets import bucket_tests
-from fastndcg.compare.paired import Plan, Stats, bucket_key
+from fastndcg._compare import arguments
+from fastndcg._compare.arguments import settings as compare_settings
+from fastndcg._compare.buckets import bucket_tests
+from fastndcg._compare.paired import Plan, Stats, bucket_key
 from fastndcg.parts import Rows
 
 from test_compare import make_log

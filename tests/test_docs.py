@@ -213,7 +213,7 @@ def canonical(module: types.ModuleType, name: str) -> str:
 def public_names() -> list[str]:
     import fastndcg.dask
     import fastndcg.spark
-    from fastndcg.evaluate import Runs, evaluate_runs
+    from fastndcg._evaluate import Runs, evaluate_runs
 
     names = []
     for module in (fastndcg, fastndcg.dask, fastndcg.spark):

@@ -1020,8 +1020,8 @@ def test_an_unknown_keyword_is_refused_alike_everywhere(where, fn):
 
 
 def test_check_options_refuses_an_unknown_keyword_the_same_way():
-    from fastndcg.evaluate import check_options
-    with pytest.raises(TypeError, match=r"^fastndcg\.evaluate\.check_options\(\) got an unknown "
+    from fastndcg._evaluate import check_options
+    with pytest.raises(TypeError, match=r"^fastndcg\._evaluate\.check_options\(\) got an unknown "
                                         r"keyword argument 'Ties'; did you mean 'ties'\?$"):
         check_options(Ties="trec")
 

@@ -434,6 +434,56 @@ def _verify_agreement(result, kw, files):
     check_agreement(result, SET_A, SET_B, tuple(kw.get("names") or ("a", "b")))
 
 
+def _scorings(kw, names):
+    """The two scorings a call was given, as the float arrays the statistic reads; a
+    value that is not two equally long 1-D sequences of numbers was accepted wrongly."""
+    out = []
+    for name in names:
+        value = kw[name]
+        assert isinstance(value, (list, tuple, np.ndarray, pa.Array)), \
+            f"accepted {name}={value!r}"
+        arr = np.asarray(value.to_numpy(zero_copy_only=False) if isinstance(value, pa.Array)
+                         else value)
+        assert arr.ndim == 1 and arr.dtype.kind in "biuf", f"accepted {name}={value!r}"
+        out.append(arr.astype(np.float64))
+    assert len(out[0]) == len(out[1]), f"accepted lengths {len(out[0])} and {len(out[1])}"
+    return out
+
+
+def _verify_correlation(fn):
+    """kendall_tau_b and spearman_rho against SciPy, tau_AP against the paper's
+    definition (``test_agreement.tau_ap_by_definition``); NaN where they are."""
+    def check(result, kw, files):
+        import warnings
+
+        from scipy import stats
+
+        from test_agreement import tau_ap_by_definition
+        names = ("reference", "other") if fn == "tau_ap" else ("x", "y")
+        x, y = _scorings(kw, names)
+        if fn == "tau_ap":
+            expect = (math.nan if len(x) < 2 or np.isnan(x).any() or np.isnan(y).any()
+                      else tau_ap_by_definition(list(x), list(y)))
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                f = stats.kendalltau if fn == "kendall_tau_b" else stats.spearmanr
+                expect = f(x, y).statistic if len(x) >= 2 else math.nan
+        assert close(result, expect), f"{fn}({kw}) = {result}, expected {expect}"
+    return check
+
+
+def _verify_grades(result, kw, files):
+    """grade_agreement against scikit-learn's kappas and krippendorff's alphas
+    (``test_agreement.oracle``)."""
+    from test_agreement import oracle
+    ga, gb = _scorings(kw, ("a", "b"))
+    assert len(ga) and np.isfinite(ga).all() and np.isfinite(gb).all(), f"accepted {kw}"
+    expect = oracle(ga, gb)
+    for name, value in expect.items():
+        assert close(result[name], value), (name, result[name], value)
+
+
 def _refuse_all(result, kw, files):
     raise AssertionError(f"accepted {kw}")
 
@@ -484,6 +534,18 @@ TARGETS: dict[str, Target] = {
                                              n_resamples=50), _verify_compare),
     "agreement": Target(fastndcg.agreement, dict(a=SET_A, b=SET_B), _verify_agreement),
     "warmup": Target(fastndcg.warmup, {}, _refuse_all, hopeless=_warmup_valid),
+    "grade_agreement": Target(fastndcg.grade_agreement, dict(a=[2, 1, 0, 0, 1, 2],
+                                                             b=[2, 0, 0, 1, 1, 2]),
+                              _verify_grades),
+    "kendall_tau_b": Target(fastndcg.kendall_tau_b, dict(x=[0.1, 0.2, 0.3, 0.4],
+                                                         y=[0.1, 0.3, 0.2, 0.4]),
+                            _verify_correlation("kendall_tau_b")),
+    "spearman_rho": Target(fastndcg.spearman_rho, dict(x=[0.1, 0.2, 0.3, 0.4],
+                                                       y=[0.1, 0.3, 0.2, 0.4]),
+                           _verify_correlation("spearman_rho")),
+    "tau_ap": Target(fastndcg.tau_ap, dict(reference=[0.9, 0.8, 0.7, 0.6, 0.5],
+                                           other=[0.5, 0.9, 0.8, 0.7, 0.6]),
+                     _verify_correlation("tau_ap")),
     "Report.write": Target(lambda **kw: _report().write(**kw), {"path": P("new.parquet")},
                            _verify_written("write")),
     "Comparison.plot": Target(_plot, {"path": P("new.png")}, _verify_written("plot")),
@@ -752,7 +814,8 @@ def test_every_parameter_is_fuzzed():
     """Every parameter of every public function and every option of every subcommand
     is drawn by the fuzz: a new one fails here until it is."""
     public = set(fastndcg.__all__) - {"Report", "Comparison", "WarmupReport", "LabelSets",
-                                      "Agreement", "reference", "__version__"}
+                                      "Agreement", "RunidClash", "OptionError", "reference",
+                                      "__version__"}
     assert public <= set(TARGETS), f"public functions not fuzzed: {public - set(TARGETS)}"
     for name in TARGETS:
         params = params_of(name)

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastndcg
-from fastndcg.evaluate import evaluate_runs
+from fastndcg import evaluate_runs
 from inprocess import run as run_cli
 from strategies import examples
 

@@ -185,7 +185,7 @@ def test_command_line_measures(capsys, tmp_path, run_and_qrels):
     for args, fragment in [(["-m", "ndcg_cut.5", "-k", "5"], "-k (NDCG cutoffs) or -m"),
                            (["-m", "mapp"], "'mapp' is not a measure"),
                            (["-m", "Judged@5", "-l", "-1"], "must be an integer from 0 to"),
-                           (["-m", "nDCG@5", "--gain", "exp2"], "means gain='linear'")]:
+                           (["-m", "nDCG@5", "--gain", "exp2"], "means --gain 'linear'")]:
         code = cli.main(["evaluate", str(run_path), "--qrels", str(qrels_path), *args])
         err = capsys.readouterr().err
         assert code == 2 and fragment in err and err.count("\n") == 1, err

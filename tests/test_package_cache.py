@@ -194,7 +194,7 @@ USUAL = ["ndcg_cut.5,10", "map", "recip_rank", "P.5,10", "recall.100,1000"]  # t
 FIRST_EVALUATE = f"""
 import json, sys
 import fastndcg
-from fastndcg.warmup import CompileClock
+from fastndcg._warmup import CompileClock
 with CompileClock() as clock:
     fastndcg.evaluate(sys.argv[1], qrels=sys.argv[2], preset="trec_eval", measure={USUAL!r})
 print("REPORT " + json.dumps({{"compiled": sorted(n for n, _ in clock.own), "module": fastndcg.__file__}}))

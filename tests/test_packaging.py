@@ -21,15 +21,27 @@ def test_every_subpackage_is_installed():
 
 
 def test_public_names_load_lazily_and_stay_functions():
-    """`import fastndcg` loads no Numba and no pyarrow.dataset; `fastndcg.evaluate` is
-    the function even when the submodule of that name was imported first."""
+    """`import fastndcg` loads no Numba and no pyarrow.dataset; the public functions
+    are functions, their modules private (no module shadows a public name), and
+    ``dir(fastndcg)`` lists ``__all__`` only."""
     import subprocess
     import sys
 
-    code = ("import sys, fastndcg.evaluate, fastndcg.compare, fastndcg\n"
+    code = ("import sys, importlib, fastndcg, fastndcg._evaluate, fastndcg._compare\n"
             "assert callable(fastndcg.evaluate) and type(fastndcg.evaluate).__name__ == 'function'\n"
             "assert type(fastndcg.compare).__name__ == 'function'\n"
+            "for name in ('evaluate', 'compare', 'agreement', 'warmup'):\n"
+            "    try:\n"
+            "        importlib.import_module('fastndcg.' + name)\n"
+            "    except ModuleNotFoundError:\n"
+            "        pass\n"
+            "    else:\n"
+            "        raise AssertionError('a module named fastndcg.' + name)\n"
+            "    assert type(getattr(fastndcg, name)).__name__ == 'function', name\n"
             "assert fastndcg.Comparison.__name__ == 'Comparison'\n"
+            "assert fastndcg.evaluate_runs.__name__ == 'evaluate_runs'\n"
+            "assert issubclass(fastndcg.RunidClash, ValueError)\n"
+            "assert dir(fastndcg) == sorted(fastndcg.__all__)\n"
             "assert 'matplotlib' not in sys.modules and 'scipy' not in sys.modules\n"
             "assert fastndcg.Report.__name__ == 'Report' and callable(fastndcg.ndcg)\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import fastndcg
 import fastndcg.dask
 from benchmarks.test_bench_ppi import judge_files
-from fastndcg.evaluate import evaluate_runs
+from fastndcg import evaluate_runs
 from fastndcg.io import read_trec_run
 from fastndcg.ppi import Sums, lined_up
 from inprocess import run as cli

@@ -15,8 +15,8 @@ from scipy.stats import norm
 
 import fastndcg
 from benchmarks.test_bench_ppi import judge_files
-from fastndcg.compare.arguments import settings
-from fastndcg.compare.ppi import PPI_COLUMNS
+from fastndcg._compare.arguments import settings
+from fastndcg._compare.ppi import PPI_COLUMNS
 from inprocess import run as cli
 
 ppi_py = pytest.importorskip("ppi_py")
@@ -320,8 +320,8 @@ def test_sums_do_not_grow_with_the_queries():
     same size for 200 queries as for 20,000: sums, nothing per query."""
     import pickle
 
-    from fastndcg.compare.arguments import settings as make
-    from fastndcg.compare.stream import streamed
+    from fastndcg._compare.arguments import settings as make
+    from fastndcg._compare.stream import streamed
 
     def kept(n):
         rng = np.random.default_rng(n)

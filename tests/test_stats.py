@@ -1,4 +1,4 @@
-"""fastndcg.compare.stats against SciPy 1.17: the paired t-test, the Wilcoxon signed-rank test
+"""fastndcg._compare.stats against SciPy 1.17: the paired t-test, the Wilcoxon signed-rank test
 (every branch of SciPy's method="auto") and Student's t tail, plus the multiple-comparison
 corrections against plain loop implementations written here.
 
@@ -19,7 +19,7 @@ from strategies import examples
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-from fastndcg.compare.stats import CORRECTIONS, adjust, t_sf, ttest_paired, wilcoxon  # noqa: E402
+from fastndcg._compare.stats import CORRECTIONS, adjust, t_sf, ttest_paired, wilcoxon  # noqa: E402
 
 RTOL = 1e-10  # the issue's requirement
 # Only where a p-value is subnormal (it underflows): SciPy's 2 * (0.5 * erfc(.)) drops

@@ -28,7 +28,7 @@ from test_evaluate import assert_list_mode, shuffled, write_parts
 from strategies import examples
 
 SC = importlib.import_module("fastndcg.scattered")
-EV = importlib.import_module("fastndcg.evaluate")
+EV = importlib.import_module("fastndcg._evaluate")
 
 
 @pytest.fixture(scope="module")

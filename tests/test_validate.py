@@ -264,7 +264,7 @@ def test_command_line_speaks_in_flags(log, capsys):
     err = one_line_error(["evaluate", str(log), "--log-base", "1"], capsys)
     assert "--log-base must be" in err and "--log-base 2" in err and "log_base" not in err, err
     err = one_line_error(["evaluate", str(log), "--doc-col", "docno"], capsys)
-    assert err.startswith("fastndcg: error: --doc-col='docno'"), err
+    assert err.startswith("fastndcg: error: --doc-col 'docno'"), err
     err = one_line_error(["evaluate", str(log), "--doc-col=--"], capsys)
     assert "--doc-col takes one value" in err, err
 

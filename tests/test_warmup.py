@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 sys.path.insert(0, sys.argv[1])
 import fastndcg
-from fastndcg.warmup import _dispatchers
+from fastndcg._warmup import _dispatchers
 import test_inputs as T
 
 def signatures():

@@ -82,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line(warnings.showwarning)
             return trec_eval.run(argv[1:])
+    from .._validate import OptionError
     from .parser import PROG, UsageError, as_flags, refuse_empty
 
     parser, command = build_parser(), None
@@ -92,8 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line(warnings.showwarning)
             return _handlers()[args.command](args)
-    except UsageError as err:
-        print(f"{PROG}: error: {as_flags(str(err), parser, command)}", file=sys.stderr)
+    except (UsageError, OptionError) as err:
+        usage = err if isinstance(err, UsageError) else UsageError.of(err)
+        print(f"{PROG}: error: {usage.render(parser, command)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, pa.ArrowException) as err:
         message = " ".join(str(err).split()) or type(err).__name__

@@ -19,7 +19,7 @@ def run(args) -> int:
     from .. import reference
     from .._arrow import as_numpy
     from .._progress import Progress
-    from ..evaluate import evaluate
+    from .._evaluate import evaluate
     from ..synth import check_replaceable, synthetic_log, write_synthetic_log
 
     k = [1, 3, 5, 10]

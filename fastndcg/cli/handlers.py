@@ -10,7 +10,6 @@ import glob
 import json
 import math
 import os
-import re
 import time
 
 from .. import _validate as V
@@ -21,23 +20,20 @@ from .parser import COMPARE_K, UsageError, show_progress
 
 
 def run_evaluate(args) -> int:
-    from ..evaluate import RunidClash, check_options, evaluate, evaluate_runs
+    from .._evaluate import RunidClash, check_options, evaluate, evaluate_runs
     from ..report import OutputIsInput
 
     try:
         options = O.from_args(args)
     except ValueError as err:  # --qrels NAME=PATH given twice, ...
-        raise UsageError(str(err)) from None
+        raise UsageError.of(err) from None
     args.qrels = options["qrels"]
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         if args.k is not DEFAULT_K and args.measure:
             raise ValueError("give the measures once: -k (NDCG cutoffs) or -m/--measure, not both")
         check_options(batch_rows=1 << 20, **options)
-    except (ValueError, TypeError) as err:
-        message = re.sub(r"(?<![\w-])(human_)?qrels=\.\.\.",
-                         lambda m: "--human-qrels" if m.group(1) else "--qrels",
-                         str(err).replace("complete=True", "--complete"))
-        raise UsageError(message) from None
+    except (ValueError, TypeError) as err:  # OptionErrors render with the flags
+        raise UsageError.of(err) from None
     if options["explain"] and not args.per_query:
         raise UsageError("--explain adds per-query columns: give --per-query OUT to keep them")
     if args.per_query and args.no_per_query:
@@ -75,7 +71,7 @@ def run_evaluate(args) -> int:
     except RunidClash as err:
         raise UsageError(_clash_message(err)) from None
     except OutputIsInput as err:
-        raise UsageError(str(err)) from None  # main() writes per_query as --per-query
+        raise UsageError.of(err) from None  # main() writes per_query as --per-query
     qrels = _shown_qrels(args.qrels)
     if len(runs) > 1:
         if args.format == "json":  # one object a run (run and label set), a line each
@@ -117,7 +113,7 @@ def _named(item: str) -> tuple[str | None, str]:
     try:
         return O.split_named(item)
     except ValueError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError.of(err) from None
 
 
 def _inputs(args) -> list[tuple[str | None, str]]:
@@ -174,7 +170,7 @@ def _clash_message(err) -> str:
 
 
 def run_compare(args) -> int:
-    from ..compare import check_arguments, compare
+    from .._compare import check_arguments, compare
 
     options = O.from_args(args, compared=True)
     if args.measure:
@@ -209,7 +205,7 @@ def run_compare(args) -> int:
         try:
             V.output_path(args.plot, "--plot", inputs, exts=V.PLOT_EXTS)
         except ValueError as err:
-            raise UsageError(str(err)) from None
+            raise UsageError.of(err) from None
         try:
             import matplotlib  # noqa: F401
         except ImportError:
@@ -225,16 +221,8 @@ def run_compare(args) -> int:
                          f"against --qrels on this machine (drop the flag)")
     try:  # bad option values are usage errors (exit 2), bad data is not (exit 1)
         check_arguments(systems, log, **settings)
-    except (ValueError, TypeError) as err:
-        text = str(err)
-        for api, flag in (("baseline=", "--baseline "),
-                          ("complete=True", "--complete"), ("tests must", "--tests must"),
-                          ("confidence must", "--confidence must"), ("segment=", "--segment "),
-                          ("method='buckets'", "--method buckets"),
-                          ("method='queries'", "--method queries"),
-                          ("method='auto'", "--method auto"), ("buckets must", "--buckets must")):
-            text = text.replace(api, flag)
-        raise UsageError(text) from None
+    except (ValueError, TypeError) as err:  # OptionErrors render with the flags
+        raise UsageError.of(err) from None
     if place == "spark":
         result = on_spark(args, lambda spark, fspark: fspark.compare(
             source, systems, spark=spark, order=args.order_col, **settings))
@@ -259,8 +247,8 @@ def run_compare(args) -> int:
 
 
 def run_agreement(args) -> int:
-    from ..agreement import agreement
-    from ..evaluate import RunidClash, check_options
+    from .._agreement import agreement
+    from .._evaluate import RunidClash, check_options
 
     options = O.from_args(args)
     if args.k is not DEFAULT_K and args.measure:
@@ -285,7 +273,7 @@ def run_agreement(args) -> int:
             V.output_path(args.per_query, "--per-query", [p for _, p in sets + runs],
                           exts=(".parquet", ".pq", ".csv"))
     except (ValueError, TypeError) as err:
-        raise UsageError(str(err)) from None
+        raise UsageError.of(err) from None
     given = {k: v for k, v in options.items() if not (k == "k" and v is DEFAULT_K)}
     try:
         result = agreement(sets[0][1], sets[1][1], runs=runs or None, runid=args.runid,
@@ -335,7 +323,7 @@ def run_synth(args) -> int:
         check_size(args.queries, args.mean_docs, args.out)
         check_replaceable(args.out, "--out")
     except ValueError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError.of(err) from None
     bar = Progress(None, enabled=show_progress(args))
     t = time.perf_counter()
     rows = write_synthetic_log(args.out, args.queries, seed=args.seed, mean_docs=args.mean_docs,
@@ -347,7 +335,7 @@ def run_synth(args) -> int:
 
 
 def run_warmup(args) -> int:
-    from ..warmup import speed_check, warmup
+    from .._warmup import speed_check, warmup
 
     jobs = args.jobs or max(1, min(os.cpu_count() or 1, 9))
     report = warmup(portable=args.portable, progress=not args.quiet, jobs=jobs)

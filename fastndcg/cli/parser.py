@@ -23,7 +23,23 @@ COMPARE_K = [10]  # compare's cutoffs when -k is not given (fastndcg.compare's k
 
 
 class UsageError(Exception):
-    """A usage error: one line on stderr, exit status 2."""
+    """A usage error: one line on stderr, exit status 2. ``refusal``: the
+    :class:`~fastndcg._validate.OptionError` it reports, if any, rendered with this
+    command's flags (:func:`flag_of`)."""
+
+    def __init__(self, message, refusal: V.OptionError | None = None) -> None:
+        super().__init__(str(message))
+        self.refusal = refusal
+
+    @classmethod
+    def of(cls, err: Exception) -> "UsageError":
+        """The usage error reporting ``err`` (its structure kept where it has one)."""
+        return cls(str(err), err if isinstance(err, V.OptionError) else None)
+
+    def render(self, parser, command: str | None) -> str:
+        if self.refusal is not None:
+            return self.refusal.render(flag_of(parser, command))
+        return as_flags(str(self), parser, command)
 
 
 _GIVEN = "_flags_given"  # the namespace's record of the flags given, while parsing
@@ -39,6 +55,17 @@ class _Once(argparse._StoreAction):
             raise UsageError(f"{self.option_strings[-1]} is given twice{also}; give it once")
         given.add(self.dest)
         setattr(namespace, self.dest, values)
+
+
+class _OnceSwitch(argparse._StoreTrueAction):
+    """A switch: given twice is an error (as a flag that takes a value is)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in given:
+            raise UsageError(f"{self.option_strings[-1]} is given twice; give it once")
+        given.add(self.dest)
+        setattr(namespace, self.dest, True)
 
 
 class _Every(argparse._StoreAction):
@@ -61,6 +88,8 @@ class Parser(argparse.ArgumentParser):
     def add_argument(self, *args, **kwargs):
         if args and str(args[0]).startswith("-") and kwargs.get("action", "store") == "store":
             kwargs["action"] = _Every if kwargs.get("nargs") in ("+", "*") else _Once
+        elif args and str(args[0]).startswith("-") and kwargs.get("action") == "store_true":
+            kwargs["action"] = _OnceSwitch
         return super().add_argument(*args, **kwargs)
 
     def parse_known_args(self, args=None, namespace=None):
@@ -320,6 +349,25 @@ def refuse_empty(args, parser) -> None:
                     V.text(v, flags.get(dest, dest), what="a value")
                 except ValueError as err:
                     raise UsageError(str(err)) from None
+
+
+def flag_of(parser, command: str | None):
+    """``name -> flag`` of ``command``: the flag of each option (and parameter) it has
+    (``ties`` -> ``--ties``, ``k`` -> ``-k``, ``n_resamples`` -> ``--resamples``),
+    None for a name it has no flag for."""
+    if not command:
+        return lambda name: None
+    by_dest = {a.dest: a.option_strings[-1] for a in subcommand(parser, command)._actions
+               if a.option_strings}
+    if "resamples" in by_dest:
+        by_dest.setdefault("n_resamples", by_dest["resamples"])
+
+    def flag(name: str) -> str | None:
+        option = O.OPTIONS.get(name)
+        if option is not None and option.flags and option.dest in by_dest:
+            return option.flags[-1]
+        return by_dest.get(name)
+    return flag
 
 
 def as_flags(message: str, parser, command: str | None) -> str:

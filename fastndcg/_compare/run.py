@@ -80,7 +80,7 @@ def compare(source, systems, *, baseline: str | None = None, qrels=None, segment
     buckets : the number of hashed buckets of queries (default 1,000).
     human_qrels (in ``options``) : with ``qrels`` an LLM's judgments, human judgments of
         a sample of the queries: ``tests`` then also gives each pair's
-        prediction-powered difference (:mod:`fastndcg.compare.ppi`), with ``ppi=`` its
+        prediction-powered difference (:mod:`fastndcg._compare.ppi`), with ``ppi=`` its
         λ as :func:`fastndcg.evaluate` takes it and ``confidence`` its level. From
         exact sums: a log streams with them in flat memory (``method="buckets"``, Dask,
         Spark), the same bits as ``method="queries"``.

@@ -3,7 +3,7 @@
 Percentile bootstrap intervals of each system's mean and of each paired
 difference, the sign-flip randomization test (exact over every sign pattern when
 there are few), the paired t-test and the Wilcoxon signed-rank test, all on the
-:class:`~fastndcg.compare.values.Values` held in memory.
+:class:`~fastndcg._compare.values.Values` held in memory.
 """
 
 from __future__ import annotations

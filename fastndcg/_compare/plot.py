@@ -1,4 +1,4 @@
-"""Plots of a :class:`fastndcg.compare.Comparison` (matplotlib, an optional extra).
+"""Plots of a :class:`fastndcg.Comparison` (matplotlib, an optional extra).
 
 One figure, read left to right along one row per system (rows in blocks: one
 block per measure, or per segment):

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from .. import io
 from .._arrow import as_numpy, concat_ids, from_numpy
 from ..chunks import query_chunks
-from ..evaluate import evaluate
+from .._evaluate import evaluate
 from ..parts import value_names
 from .arguments import Settings
 from .paired import Stats, segment_of

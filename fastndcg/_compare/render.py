@@ -1,4 +1,4 @@
-"""A :class:`~fastndcg.compare.Comparison` as text, markdown or LaTeX tables.
+"""A :class:`~fastndcg.Comparison` as text, markdown or LaTeX tables.
 
 Per segment and measure, a table of the systems (mean and interval) and one of
 the tests against the baseline, then a note saying how the intervals and

@@ -1,7 +1,7 @@
 """The bucket methods (``method="buckets"``): resampling hashed buckets of queries.
 
 Above the size up to which per-query values are held, a comparison keeps, per
-segment and hashed bucket of queries, exact sums (:mod:`fastndcg.compare.paired`).
+segment and hashed bucket of queries, exact sums (:mod:`fastndcg._compare.paired`).
 The bootstrap resamples buckets, the randomization test flips the signs of whole
 buckets' differences, and the t-test and effect size come from the exact sums of
 the differences and of their squares (see :mod:`fastndcg.compare`).
@@ -22,6 +22,7 @@ from .. import _kernels as K
 from .._arrow import as_numpy, from_numpy
 from ..parts import Rows
 from . import arguments  # (SCALE_QUERIES read when used: tests lower it)
+from .. import _validate as V
 from .arguments import WILCOXON_AT_SCALE, Settings
 from .comparison import Comparison, TableRows, build
 from .paired import Plan, Stats, bucket_key
@@ -37,9 +38,10 @@ def compare_buckets(st: Settings, stats: Stats, reports: dict, measures: list, s
     methods (the Wilcoxon test, which needs every value, is not run)."""
     if "wilcoxon" in st.tests:
         if st.tests_named:
-            raise ValueError(WILCOXON_AT_SCALE.format(
+            raise V.refuse(ValueError, "tests", st.tests, WILCOXON_AT_SCALE.format(
                 why=f"this comparison has {stats.n_queries:,} queries, above the "
-                    f"{arguments.SCALE_QUERIES:,} up to which they are held in memory"))
+                    f"{arguments.SCALE_QUERIES:,} up to which they are held in memory",
+                queries=V.spelled("method", repr("queries"), "queries")))
         st = dataclasses.replace(st, tests=tuple(t for t in st.tests if t != "wilcoxon"))
     if progress:
         print(f"resampling {stats.n_buckets:,} buckets of {stats.n_queries:,} queries: "

@@ -3,16 +3,16 @@
 The internal API of the engines that compare a log (one machine, and
 :mod:`fastndcg.dask` and :mod:`fastndcg.spark` in their tasks):
 
-1. :func:`~fastndcg.compare.arguments.settings` checks the arguments;
+1. :func:`~fastndcg._compare.arguments.settings` checks the arguments;
 2. :func:`prepare` gives each system's evaluation options, the columns read and
-   the :class:`~fastndcg.compare.paired.Plan` of the partitions, and
+   the :class:`~fastndcg._compare.paired.Plan` of the partitions, and
    :func:`paired_scorer` the scorer (with the judgments read, when the log's
    documents are judged by ``qrels``, and ``human_qrels``);
-3. each partition is scored by the :class:`~fastndcg.compare.paired.PairedScorer`
-   through :func:`~fastndcg.compare.paired.paired_partition`, and the pieces merge
-   exactly (:func:`~fastndcg.compare.paired.merge_pieces`);
+3. each partition is scored by the :class:`~fastndcg._compare.paired.PairedScorer`
+   through :func:`~fastndcg._compare.paired.paired_partition`, and the pieces merge
+   exactly (:func:`~fastndcg._compare.paired.merge_pieces`);
 4. :func:`system_reports` gives each system's Report, and :func:`result` the
-   :class:`~fastndcg.compare.Comparison` of the merged statistics (with human
+   :class:`~fastndcg.Comparison` of the merged statistics (with human
    judgments, its prediction-powered columns from the merged sums).
 
 :func:`streamed` runs the steps on one machine.
@@ -26,7 +26,7 @@ import time
 
 from .. import io
 from .._progress import Progress
-from ..evaluate import check_nonempty, check_options, load_judgments, repeated_ids
+from .._evaluate import check_nonempty, check_options, load_judgments, repeated_ids
 from ..partition import Options, read_as
 from ..qrels import load_qrels
 from ..report import Report

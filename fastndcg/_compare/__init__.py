@@ -16,7 +16,7 @@ into decisions:
 Resampling runs in Numba (:mod:`fastndcg._kernels.resample`), in parallel
 across resamples, each resample drawing from its own counter-based stream: the
 same seed gives the same numbers whatever the thread count. The t and Wilcoxon
-p-values come from :mod:`fastndcg.compare.stats` and equal scipy.stats' ``ttest_rel``
+p-values come from :mod:`fastndcg._compare.stats` and equal scipy.stats' ``ttest_rel``
 and ``wilcoxon`` (scipy is not needed at run time).
 
 Decisions written down here (where there was a choice):
@@ -42,7 +42,7 @@ Decisions written down here (where there was a choice):
 **Large comparisons** (``method="auto"`` above ``SCALE_QUERIES`` = 1,000,000
 queries, all segments together; or ``method="buckets"``). A log whose score columns
 are the systems is read once, every system scored on each chunk of whole queries
-(:mod:`fastndcg.compare.paired`), and each partition keeps mergeable sums instead of the
+(:mod:`fastndcg._compare.paired`), and each partition keeps mergeable sums instead of the
 per-query values, so memory does not grow with the number of queries and
 :mod:`fastndcg.dask` and :mod:`fastndcg.spark` give the very same Comparison. Each
 query goes to one of ``buckets`` (default 1,000) buckets by a seeded hash of its
@@ -80,24 +80,24 @@ use the bucket methods too, so a comparison's method depends only on its size. A
 log whose documents are judged by ``qrels`` (its score columns the systems)
 streams as a labelled log does.
 
-**Prediction-powered differences** (``human_qrels=``, :mod:`fastndcg.compare.ppi`)
+**Prediction-powered differences** (``human_qrels=``, :mod:`fastndcg._compare.ppi`)
 come from exact sums of every pair's differences (:class:`fastndcg.ppi.Sums`, per
 segment): a streamed log adds them partition by partition, each system ranked
 once and scored under both sets of judgments, and merges them exactly, so they
 are the very bits of the query-level method's, in flat memory.
 
 The package, a module a step (each importing only those listed after it):
-:mod:`~fastndcg.compare.run` (the entry point, :func:`compare`);
-:mod:`~fastndcg.compare.stream` (a log streamed in one pass: the API that
+:mod:`~fastndcg._compare.run` (the entry point, :func:`compare`);
+:mod:`~fastndcg._compare.stream` (a log streamed in one pass: the API that
 :mod:`fastndcg.dask` and :mod:`fastndcg.spark` use as well);
-:mod:`~fastndcg.compare.queries` and :mod:`~fastndcg.compare.buckets` (the two
-methods); :mod:`~fastndcg.compare.ppi` (prediction-powered differences, with
-``human_qrels=``); :mod:`~fastndcg.compare.values` (per-query values, lined up);
-:mod:`~fastndcg.compare.paired` (mergeable sums of a partition);
-:mod:`~fastndcg.compare.comparison` (the result, :class:`Comparison`);
-:mod:`~fastndcg.compare.plot` and :mod:`~fastndcg.compare.render` (drawing and
-printing it); :mod:`~fastndcg.compare.arguments` (the arguments, checked);
-:mod:`~fastndcg.compare.stats` (t, Wilcoxon, corrections, intervals).
+:mod:`~fastndcg._compare.queries` and :mod:`~fastndcg._compare.buckets` (the two
+methods); :mod:`~fastndcg._compare.ppi` (prediction-powered differences, with
+``human_qrels=``); :mod:`~fastndcg._compare.values` (per-query values, lined up);
+:mod:`~fastndcg._compare.paired` (mergeable sums of a partition);
+:mod:`~fastndcg._compare.comparison` (the result, :class:`Comparison`);
+:mod:`~fastndcg._compare.plot` and :mod:`~fastndcg._compare.render` (drawing and
+printing it); :mod:`~fastndcg._compare.arguments` (the arguments, checked);
+:mod:`~fastndcg._compare.stats` (t, Wilcoxon, corrections, intervals).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ the systems are compared: Kendall's tau-b (``scipy.stats.kendalltau``),
 tau_AP (Yilmaz, Aslam & Robertson 2008: the second set's order judged against
 the first's) and Spearman's rho (``scipy.stats.spearmanr``), with the pairs of systems
 whose order flips and the paired t-test p-value of each under either set
-(:func:`fastndcg.compare.stats.ttest_paired`).
+(:func:`fastndcg._compare.stats.ttest_paired`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from . import _kernels as K
 from . import _validate as V
 from . import io
 from ._arrow import as_numpy
-from .compare.stats import ttest_paired
-from .evaluate import check_options, evaluate_runs, run_items
+from ._compare.stats import ttest_paired
+from ._evaluate import check_options, evaluate_runs, run_items
 from .options import AGREEMENT_REFUSES, takes_options
 from .presets import DEFAULT_K
 from .qrels import Qrels, duplicate_error, line_up, load_qrels
@@ -356,8 +356,13 @@ def _interval_values(values: np.ndarray) -> np.ndarray:
     """
     if not len(values):
         return values
-    shifted = values - values[0]
+    with np.errstate(over="ignore"):
+        shifted = values - values[0]
     top = float(shifted[-1])
+    if math.isinf(top):  # the range overflows (-1e308 to 1e308): halved first, exactly
+        values = np.ldexp(values, -math.frexp(float(np.abs(values).max()))[1] - 1)
+        shifted = values - values[0]
+        top = float(shifted[-1])
     return shifted if top == 0.0 else np.ldexp(shifted, -math.frexp(top)[1])
 
 
@@ -446,8 +451,15 @@ def grade_agreement(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     >>> stats["kappa"], round(stats["alpha_ordinal"], 4)
     (0.5, 0.7708)
     """
-    ga, gb = (C.numeric(np.asarray(x), name, C.kernel_labels) for x, name in ((a, "a"), (b, "b")))
-    if ga.ndim != 1 or gb.ndim != 1 or len(ga) != len(gb) or not len(ga):
+    try:
+        raw = [np.asarray(x) for x in (a, b)]
+    except ValueError:  # a ragged nesting
+        raw = [np.asarray(x, object) for x in (a, b)]
+    if any(r.ndim != 1 for r in raw):
+        raise ValueError(f"a and b must be two 1-D arrays of the same non-zero length (a grade "
+                         f"of each item in each), got shapes {raw[0].shape} and {raw[1].shape}")
+    ga, gb = (C.numeric(r, name, C.kernel_labels) for r, name in zip(raw, ("a", "b")))
+    if len(ga) != len(gb) or not len(ga):
         raise ValueError(f"a and b must be two 1-D arrays of the same non-zero length (a grade "
                          f"of each item in each), got shapes {ga.shape} and {gb.shape}")
     for g, name in ((ga, "a"), (gb, "b")):
@@ -476,7 +488,10 @@ def _scorings(x, y, names: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Two scorings of the same items (the correlations' arguments, ``names``) as
     float64 arrays, or an error that says what they must be."""
     try:
-        a, b = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        a, b = np.asarray(x), np.asarray(y)
+        if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
+            raise TypeError  # text, objects: not parsed as numbers
+        a, b = a.astype(np.float64), b.astype(np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"{names[0]} and {names[1]} must be sequences of numbers (a score of "
                         f"each item in each), got {V.shown(x)} and {V.shown(y)}") from None
@@ -497,12 +512,15 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
     if len(x) < 2 or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
     iu = np.triu_indices(len(x), 1)
-    dx = np.sign(x[:, None] - x[None, :])[iu]
-    dy = np.sign(y[:, None] - y[None, :])[iu]
+    # the sign of each pair's difference, by comparison (a difference of 1e308 and
+    # -1e308 overflows, one of two infinities is NaN)
+    dx = (np.greater.outer(x, x).astype(np.int8) - np.less.outer(x, x))[iu]
+    dy = (np.greater.outer(y, y).astype(np.int8) - np.less.outer(y, y))[iu]
     untied_x, untied_y = np.count_nonzero(dx), np.count_nonzero(dy)
     if untied_x == 0 or untied_y == 0:
         return math.nan
-    return float((dx * dy).sum() / math.sqrt(untied_x) / math.sqrt(untied_y))
+    concordant = int(np.count_nonzero(dx * dy > 0)) - int(np.count_nonzero(dx * dy < 0))
+    return float(concordant / math.sqrt(untied_x) / math.sqrt(untied_y))
 
 
 def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
@@ -627,7 +645,7 @@ def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | Non
     a, b : the two label sets, each a qrels source as ``qrels=`` of
         :func:`fastndcg.evaluate` takes (a TREC qrels file, a Parquet file, a table);
         grades may be integers or floats. ``a`` is the reference of tau_AP.
-    runs : the systems, as :func:`fastndcg.evaluate.evaluate_runs` takes them (at
+    runs : the systems, as :func:`fastndcg.evaluate_runs` takes them (at
         least two); without them only the labels are compared.
     runid : how runs given by path are named (as ``evaluate_runs``).
     names : the two sets' names in the output (default: their file names, else

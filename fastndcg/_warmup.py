@@ -169,7 +169,7 @@ def _tables(int_ids: bool):
 
 def _qrels_mode(int_ids: bool) -> Callable[[], None]:
     from ._core import tied_queries
-    from .evaluate import evaluate
+    from ._evaluate import evaluate
 
     def run():
         run_t, qrels_t, _ = _tables(int_ids)
@@ -188,7 +188,7 @@ def _qrels_mode(int_ids: bool) -> Callable[[], None]:
 
 def _log_mode(int_ids: bool) -> Callable[[], None]:
     from ._arrow import id_hash, run_starts
-    from .evaluate import evaluate
+    from ._evaluate import evaluate
 
     def run():
         _, _, log = _tables(int_ids)
@@ -199,7 +199,7 @@ def _log_mode(int_ids: bool) -> Callable[[], None]:
 
 
 def _compare() -> Callable[[], None]:
-    from .compare import compare
+    from ._compare import compare
 
     def run():
         import pyarrow as pa
@@ -215,7 +215,7 @@ def _compare() -> Callable[[], None]:
 
 
 def _agreement() -> Callable[[], None]:
-    from .agreement import agreement
+    from ._agreement import agreement
 
     def run():
         import pyarrow as pa
@@ -373,7 +373,7 @@ def warmup(*, portable: bool = False, progress: bool = False, jobs: int = 1,
 
 _STEP_CODE = """
 import importlib, json, sys
-W = importlib.import_module("fastndcg.warmup")  # the module (the package's name is the function)
+W = importlib.import_module("fastndcg._warmup")  # this module, for the names patched in tests
 what, run = W._steps()[int(sys.argv[1])]
 with W.CompileClock() as clock:
     run()
@@ -433,7 +433,7 @@ def build_package_cache() -> WarmupReport:
     core; then record the versions and CPU the code is for, and remove the lock
     files (an installed package's cache is only ever read).
 
-    >>> from fastndcg.warmup import build_package_cache
+    >>> from fastndcg._warmup import build_package_cache
     >>> build_package_cache().describe()  # doctest: +SKIP
     '189 kernel variants compiled, 146 loaded from the cache, in 82.2 s ...'
     """

@@ -21,7 +21,7 @@ import pyarrow as pa
 from .. import _core as C
 from .. import _validate as V
 from .. import measures as M
-from ..evaluate import check_options
+from .._evaluate import check_options
 from ..options import OPTIONS, label_sets
 from ..options import check as check_option
 from ..presets import DEFAULT_K
@@ -40,7 +40,7 @@ WILCOXON_AT_SCALE = (
     "the Wilcoxon signed-rank test ranks every query's |difference| against all the "
     "others, which needs all the values at once, and {why}; compare with the "
     "randomization and t tests (the default at this size), compare a sample of queries, "
-    "or pass method='queries' to hold every value in memory")
+    "or pass {queries} to hold every value in memory")
 
 
 # evaluate's options that compare sets itself, or that have no meaning for a comparison
@@ -99,8 +99,8 @@ def _whole(value, name: str, lo: int, hi: int | None, says: str, fix: str = ""):
     [lo, hi]; ``says`` words the range."""
     if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
             or value < lo or (hi is not None and value > hi)):
-        raise ValueError(f"{name} must be a whole number {says}, got {V.shown(value)}"
-                         + (f"; {fix}" if fix else ""))
+        raise V.refuse(ValueError, name, value, f"{V.spelled(name)} must be a whole number "
+                       f"{says}, got {V.shown(value)}" + (f"; {fix}" if fix else ""))
     return int(value)
 
 
@@ -185,29 +185,33 @@ def settings(systems, where: str = "fastndcg.compare", log: bool | None = None, 
     if log is None:
         log = qrels is None or where != "fastndcg.compare"
     if label_sets(qrels) is not None:
-        raise ValueError("compare takes one source of judgments in qrels=; several label sets "
-                         "(qrels={name: qrels, ...}) are compared one call a set (or, with an "
-                         "LLM's and a sample of human judgments, qrels=the LLM's, "
-                         "human_qrels=the human ones)")
+        raise V.refuse(ValueError, "qrels", qrels,
+                       f"compare takes one source of judgments in {V.spelled('qrels')}; "
+                       f"several label sets are compared one call a set (or, with an LLM's "
+                       f"and a sample of human judgments, {V.spelled('qrels', ref=True)} the "
+                       f"LLM's, {V.spelled('human_qrels', ref=True)} the human ones)")
     if options.get("human_qrels") is not None and qrels is None:
-        raise ValueError("human_qrels=... needs qrels=... in compare (an LLM's judgments of "
-                         "the documents): each system's differences under the LLM's "
-                         "judgments are corrected with those of the human sample; compare "
-                         "does not read the LLM's labels from a label column")
+        raise V.refuse(ValueError, "human_qrels", options["human_qrels"],
+                       f"{V.spelled('human_qrels', ref=True)} needs "
+                       f"{V.spelled('qrels', ref=True)} in compare (an LLM's judgments of "
+                       f"the documents): each system's differences under the LLM's "
+                       f"judgments are corrected with those of the human sample; compare "
+                       f"does not read the LLM's labels from a label column")
     names, items = _systems(systems, not log)
     if baseline is None:
         base = 0
     elif baseline in names:
         base = names.index(baseline)
     else:
-        raise ValueError(f"baseline={baseline!r} is not among the systems "
-                         f"{', '.join(map(repr, names))}; name one of them (by default the "
-                         f"first is the baseline)")
+        raise V.refuse(ValueError, "baseline", baseline,
+                       f"{V.spelled('baseline', repr(baseline))} is not among the "
+                       f"systems {', '.join(map(repr, names))}; name one of them (by default "
+                       f"the first is the baseline)")
     confidence = V.level(confidence, "confidence")
     _whole(n_resamples, "n_resamples", 1, None, ">= 1", "the default 10000 suits most "
            "comparisons (fewer run faster, with noisier intervals and p-values)")
-    _whole(seed, "seed", 0, 2 ** 64 - 1, "in [0, 2**64)", "pass an int such as seed=0 (the "
-           "default)")
+    _whole(seed, "seed", 0, 2 ** 64 - 1, "in [0, 2**64)", f"pass an int such as "
+           f"{V.spelled('seed', 0)} (the default)")
     C.check_choice("method", method, METHODS)
     _whole(buckets, "buckets", 2, 1 << 20, f"from 2 to 1048576 (hashed buckets of queries "
            f"that large comparisons resample; default {DEFAULT_BUCKETS:,})")
@@ -217,35 +221,44 @@ def settings(systems, where: str = "fastndcg.compare", log: bool | None = None, 
     if isinstance(tests, str):
         tests = tuple(t.strip() for t in tests.split(",") if t.strip())
     if not isinstance(tests, (list, tuple)) or not tests:
-        raise ValueError(f"tests must name one or more of {', '.join(map(repr, TESTS))}, got "
-                         f"{tests!r}")
+        raise V.refuse(ValueError, "tests", tests, f"{V.spelled('tests')} must name one or "
+                       f"more of {', '.join(map(repr, TESTS))}, got {V.shown(tests)}")
     for t in tests:
         C.check_choice("tests", t, TESTS)
     if method == "buckets" and explicit and "wilcoxon" in tests:
-        raise ValueError(WILCOXON_AT_SCALE.format(why="method='buckets' keeps no per-query "
-                                                      "values"))
+        raise V.refuse(ValueError, "tests", tests, WILCOXON_AT_SCALE.format(
+            why=f"{V.spelled('method', repr('buckets'), 'buckets')} keeps no per-query values",
+            queries=V.spelled("method", repr("queries"), "queries")))
     if not log and method == "buckets":
-        raise ValueError("method='buckets' streams a log whose score columns are the systems; "
-                         "runs compared against qrels are lined up query by query in memory: "
-                         "use method='auto' (buckets above "
-                         f"{SCALE_QUERIES:,} queries) or 'queries', or put the runs' scores "
-                         "in one log, a score column a system")
+        raise V.refuse(ValueError, "method", method,
+                       f"{V.spelled('method', repr('buckets'), 'buckets')} streams a log whose "
+                       f"score columns are the systems; runs compared against qrels are lined "
+                       f"up query by query in memory: use "
+                       f"{V.spelled('method', repr('auto'), 'auto')} (buckets above "
+                       f"{SCALE_QUERIES:,} queries) or 'queries', or put the runs' scores "
+                       f"in one log, a score column a system")
     if log and qrels is not None and options.get("complete"):
-        raise ValueError("complete=True scores the judged queries missing from a run as 0; the "
-                         "systems of a log are scored on the queries it holds: drop "
-                         "complete=True, or compare runs (a file a system)")
+        raise V.refuse(ValueError, "complete", True,
+                       f"{V.spelled('complete', True, '')} scores the judged queries missing "
+                       f"from a run as 0; the systems of a log are scored on the queries it "
+                       f"holds: drop {V.spelled('complete', True, '')}, or compare runs (a "
+                       f"file a system)")
     C.check_choice("correction", correction, CORRECTIONS)
     if segment is not None and not isinstance(segment, (str, Mapping, pa.Table)):
-        raise TypeError(f"segment must be a column name, or a mapping from query id to "
-                        f"segment (a dict, or a pyarrow Table of two columns: query id and "
-                        f"segment); got {type(segment).__name__}")
+        raise V.refuse(TypeError, "segment", segment,
+                       f"{V.spelled('segment')} must be a column name, or a mapping from query "
+                       f"id to segment (a dict, or a pyarrow Table of two columns: query id "
+                       f"and segment); got {type(segment).__name__}")
     if isinstance(segment, pa.Table) and segment.num_columns != 2:
-        raise ValueError(f"segment as a table needs exactly two columns (query id, segment), "
-                         f"got {segment.column_names}")
+        raise V.refuse(ValueError, "segment", segment,
+                       f"{V.spelled('segment')} as a table needs exactly two columns (query "
+                       f"id, segment), got {segment.column_names}")
     if options.get("measure") is not None:  # measures named as trec_eval / ir_measures do
         if k != 10:
-            raise ValueError(f"give the measures once: k={k!r} (NDCG cutoffs) or measure="
-                             f"{options['measure']!r}, not both")
+            raise V.refuse(ValueError, "measure", options["measure"],
+                           f"give the measures once: {V.spelled('k', repr(k), k)} (NDCG "
+                           f"cutoffs) or {V.spelled('measure', repr(options['measure']))}, not "
+                           f"both")
         k = DEFAULT_K  # evaluate's "k not given"
     options = dict(options, k=k)
     # every evaluation option is checked before anything is read
@@ -286,6 +299,8 @@ def check_memory(n_groups: int, n_resamples: int, n_systems: int, n_cutoffs: int
     """The resampled means kept (bootstrap, then the null of each pair) must fit."""
     need = 8 * n_groups * n_resamples * (2 * n_systems - 1) * n_cutoffs
     if need > _RESAMPLE_BYTES:
-        raise ValueError(f"n_resamples={n_resamples:,} would hold {need / 2**30:.1f} GiB of "
-                         f"resampled means ({n_groups} segment(s) x {n_systems} systems x "
-                         f"{n_cutoffs} cutoff(s)); use fewer resamples, segments or cutoffs")
+        raise V.refuse(ValueError, "n_resamples", n_resamples,
+                       f"{V.spelled('n_resamples', f'{n_resamples:,}', n_resamples)} would "
+                       f"hold {need / 2**30:.1f} GiB of resampled means ({n_groups} "
+                       f"segment(s) x {n_systems} systems x {n_cutoffs} cutoff(s)); use fewer "
+                       f"resamples, segments or cutoffs")

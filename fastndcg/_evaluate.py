@@ -184,10 +184,12 @@ def check_human_beside(qrels, human) -> None:
     >>> check_human_beside("llm.txt", "human.txt")
     """
     if human is not None and label_sets(qrels) is not None:
-        raise ValueError("human_qrels=... is compared with one source of judgments in "
-                         "qrels=... (the LLM's), not with label sets; give the LLM's judgments "
-                         "alone as the qrels, or drop human_qrels=... and give the human "
-                         "judgments as a label set")
+        raise V.refuse(ValueError, "human_qrels", human,
+                       f"{V.spelled('human_qrels', ref=True)} is compared with one source of "
+                       f"judgments in {V.spelled('qrels', ref=True)} (the LLM's), not with "
+                       f"label sets; give the LLM's judgments alone as the qrels, or drop "
+                       f"{V.spelled('human_qrels', ref=True)} and give the human judgments "
+                       f"as a label set")
 
 
 def load_human(human, opts: Options, judged: Qrels | None) -> Qrels:
