@@ -567,9 +567,12 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
         lining(added)
     for i, result in enumerate(results):
         check_weights(totals[i], opts)
+        judging = scorers[i].qrels
         check_nonempty(totals[i].n_rows, src.named,
                        None if result.seen is None else result.seen.any(), result.unjudged,
-                       None if names is None else names[i])
+                       names[i] if names is not None else
+                       None if judging is None or judging.argument == "qrels" else
+                       judging.argument, None if judging is None else judging.sample)
     if lining is not None:  # before anything is committed: a failed run writes nothing
         check_scored(lining, judged[1], judged[0] is None)
     reports = []
@@ -584,10 +587,11 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
 
 
 def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudged,
-                   labels: str | None = None) -> None:
+                   labels: str | None = None, sample: bool | None = None) -> None:
     """An empty log, or a run none of whose queries is judged, is an error, not NaN.
-    ``labels``: the name of the label set judging it, if one of several
-    (``"human_qrels"``: a sample, whose unjudged ids are only an example)."""
+    ``labels``: the name of the label set judging it, if one of several, or of the
+    argument it was given as (``"human_qrels"``); ``sample``: whether those are a
+    sample's, whose unjudged ids are only an example (default: for human_qrels)."""
     if n_rows == 0:
         if describe.startswith("the "):  # an object in memory ("the Arrow table given as ...")
             raise ValueError(f"{describe} holds no rows: it is empty (filtered to nothing, or "
@@ -598,8 +602,9 @@ def check_nonempty(n_rows: int, describe: str, judged_seen: bool | None, unjudge
     if judged_seen is not None and not judged_seen:
         n = 0 if unjudged is None else len(unjudged)
         example = "" if not n else f" (e.g. run query {unjudged[0].as_py()!r})"
-        sample = labels == HUMAN_SETS[1]
-        qrels = ("the qrels" if labels is None else labels if sample else
+        if sample is None:
+            sample = labels == HUMAN_SETS[1]
+        qrels = ("the qrels" if labels is None else labels if labels == HUMAN_SETS[1] else
                  f"the qrels of label set {labels!r}")
         some = "" if sample else f" {n:,}"  # (a sample's ids: the first chunk's only)
         raise ValueError(f"none of the{some} queries of {describe} has a judgment in {qrels}"

@@ -22,7 +22,7 @@ import glob
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -387,12 +387,27 @@ def _frame_table(source, argument: str = "source") -> tuple[pa.Table, str] | Non
     return None
 
 
+@dataclass(frozen=True)
+class Given:
+    """A source passed on under another argument than the one its user gave it as:
+    messages name ``argument`` (``human_qrels`` for a human sample that compare
+    evaluates as judgments) and, for an object in memory, call it ``describe``
+    ("the run") when given, so that they speak of what the user passed."""
+    source: Any
+    argument: str
+    describe: str | None = None
+
+
 def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
                 trec: Callable[[str], pa.Table] | None = None, name: str = "source") -> Source:
     """A :class:`Source` reading columns ``roles`` (name -> "query"/"doc"/"score"/"label").
 
     ``trec``: a reader for non-Parquet files (qrels mode reads TREC runs with it);
-    without it a file must be Parquet. ``name``: the parameter messages name."""
+    without it a file must be Parquet. ``name``: the parameter messages name (a
+    :class:`Given` source names its own)."""
+    describe = None
+    if isinstance(source, Given):
+        source, name, describe = source.source, source.argument, source.describe
     if isinstance(source, (str, os.PathLike)):
         source = V.input_path(source, name)
         if trec is not None and os.path.isfile(source) and not is_parquet_file(source):
@@ -402,7 +417,10 @@ def open_source(source, roles: dict[str, str], *, batch_rows: int = 1 << 20,
         return _parquet_source(source, roles, batch_rows, name)
     src = _memory_source(source, roles, batch_rows, name)
     if src is not None:
-        src.argument = name
+        if describe is not None:
+            src.describe = describe
+        else:
+            src.argument = name
         return src
     what = kind_of(source)
     got = "" if what.startswith("an iterator") else f"; got {V.shown(source)}"

@@ -243,19 +243,6 @@ def _same_kind(what: str, run, run_example, qrels, qrels_example) -> None:
                     f"ids strings, e.g. str({'doc' if what == 'document' else what}_id)")
 
 
-def _named(err: Exception) -> Exception:
-    """``err`` of an evaluation of the provider's tables, naming what the user gave
-    (the run, the qrels) rather than the tables they were read into."""
-    text = str(err)
-    named = text.replace("qrels the Arrow table", "qrels").replace("the Arrow table", "the run")
-    if named == text:
-        return err
-    try:
-        return type(err)(named)
-    except Exception:  # an error type built otherwise: as it was
-        return err
-
-
 def _doc_ascending(run: pa.Table) -> pa.Table:
     """The run sorted by query, score descending, then document id ascending (the
     order msmarco's and judged's evaluators rank in), for stable ties."""
@@ -352,10 +339,7 @@ class FastndcgEvaluator(providers.Evaluator):
                 pa.large_string())
         if not pc.any(pc.is_in(run_ids, value_set=judged_ids)).as_py():
             return  # no run query judged: each judged query gets each measure's default
-        try:
-            yield from self._values(table)
-        except (ValueError, TypeError) as err:
-            raise _named(err) from None
+        yield from self._values(table)
 
     def _values(self, table: pa.Table) -> Iterator[Metric]:
         results = {}
@@ -370,8 +354,11 @@ class FastndcgEvaluator(providers.Evaluator):
                 # with a label >= 0; a run query left with none is scored on an empty
                 # ranking, and only the run's queries are reported
                 source, options["complete"] = judged_docs_only(source, qrels), True
-            report = evaluate(source, qrels=qrels, measure=[name for _, name, _ in group],
-                              **options)
+            # messages name what the user gave (the run, the qrels), not the tables
+            # they were read into
+            report = evaluate(io.Given(source, "run", "the run"),
+                              qrels=io.Given(qrels, "qrels", "the qrels"),
+                              measure=[name for _, name, _ in group], **options)
             per_query = report.per_query
             if options.get("complete"):
                 present = pc.is_in(per_query.column("query_id"),

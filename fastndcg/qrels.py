@@ -269,6 +269,7 @@ class Qrels:
     # the judged document ids as the joins take them, hashed once (:class:`DocIds`)
     doc_ids: Any = field(repr=False, default=None)
     subject: str = "the qrels"  # what messages call the judgments
+    argument: str = "qrels"  # the argument they were given as (human_qrels: a sample)
     # judgments of a sample of the queries (human_qrels=): most queries are outside
     # it, so their ids are not collected (only an example, for messages)
     sample: bool = False
@@ -381,6 +382,8 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
     document judged twice to the caller (:func:`line_up` does it), unless another
     check fails: that one is still said first."""
     roles = {query: "query", doc: "doc", label: "label"}
+    if isinstance(qrels, io.Given):  # passed on under another name: messages use the user's
+        name = qrels.argument
     try:
         src = io.open_source(qrels, roles, trec=lambda p: io.read_trec_qrels(
             p, query=query, doc=doc, label=label, preset=preset), name=name)
@@ -429,7 +432,7 @@ def load_qrels(qrels, query: str, doc: str, label: str, gain: C.Gain,
             _judged_once(chunk, judged_docs, subject)
         raise
     return Qrels(chunk.ids, chunk.offsets, docs, labels0, info, raw0, doc_ids=judged_docs,
-                 subject=subject, inexact=inexact)
+                 subject=subject, argument=name, inexact=inexact)
 
 
 def _inexact(exact: np.ndarray | None) -> int | None:

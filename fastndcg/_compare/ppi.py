@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
+from .. import io
 from ..parts import Rows
 from ..ppi import ASSUMPTION, PPI
 from .arguments import Settings
@@ -50,13 +51,9 @@ def with_ppi(c: Comparison, source, v: Values, st: Settings, progress: bool) -> 
     system (a run, or a score column of the log ``source``) is evaluated against
     ``st.human_qrels`` and its per-query values lined up with ``v`` (the LLM's) in
     the sums :func:`with_sums` reads."""
-    try:
-        human_ids, human = judged_values(source, st.human_qrels, st, v.measures, progress)
-    except ValueError as err:  # say which judgments the message is about: evaluate's
-        # messages name them as the qrels they are there
-        text = str(err).replace("given as qrels=", "given as human_qrels=")
-        text = text.removeprefix("qrels: ").removeprefix("human_qrels: ")
-        raise ValueError(f"human_qrels: {text}") from err
+    # the human sample is evaluated as judgments: its messages name it as the user did
+    human_ids, human = judged_values(source, io.Given(st.human_qrels, "human_qrels"), st,
+                                     v.measures, progress)
     S, M, n = v.values.shape
     plan = Plan(list(st.names), st.base, list(v.measures), st.n_buckets, st.seed, 0,
                 human=True)
