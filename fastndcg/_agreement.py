@@ -519,7 +519,7 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
     untied_x, untied_y = np.count_nonzero(dx), np.count_nonzero(dy)
     if untied_x == 0 or untied_y == 0:
         return math.nan
-    concordant = int(np.count_nonzero(dx * dy > 0)) - int(np.count_nonzero(dx * dy < 0))
+    concordant = int(np.sum(dx * dy, dtype=np.int64))  # concordant less discordant pairs
     return float(concordant / math.sqrt(untied_x) / math.sqrt(untied_y))
 
 

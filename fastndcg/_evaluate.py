@@ -567,12 +567,12 @@ def _run_sets(src: io.Source, opts: Options, judged: list, outputs: list, progre
         lining(added)
     for i, result in enumerate(results):
         check_weights(totals[i], opts)
-        judging = scorers[i].qrels
+        judging = scorers[i].qrels  # named by its set, else by the argument it came as
+        given_as = None if judging is None or judging.argument == "qrels" else judging.argument
         check_nonempty(totals[i].n_rows, src.named,
                        None if result.seen is None else result.seen.any(), result.unjudged,
-                       names[i] if names is not None else
-                       None if judging is None or judging.argument == "qrels" else
-                       judging.argument, None if judging is None else judging.sample)
+                       names[i] if names is not None else given_as,
+                       None if judging is None else judging.sample)
     if lining is not None:  # before anything is committed: a failed run writes nothing
         check_scored(lining, judged[1], judged[0] is None)
     reports = []
