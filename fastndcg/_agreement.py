@@ -36,7 +36,7 @@ from . import io
 from ._arrow import as_numpy
 from ._compare.stats import ttest_paired
 from ._evaluate import check_options, evaluate_runs, run_items
-from .options import AGREEMENT_REFUSES, takes_options
+from .options import takes_options
 from .presets import DEFAULT_K
 from .qrels import Qrels, duplicate_error, line_up, load_qrels
 from .tables import render
@@ -635,7 +635,7 @@ def system_agreement(reports_a: Mapping, reports_b: Mapping, names: tuple, query
     return out
 
 
-@takes_options("fastndcg.agreement", AGREEMENT_REFUSES)
+@takes_options("fastndcg.agreement")
 def agreement(a, b, *, runs=None, runid: str = "tag", names: Sequence[str] | None = None,
               **options) -> Agreement:
     """How far two label sets agree: per label, and on the order of the systems.

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from . import io
 from . import _validate as V
 from ._progress import Progress
-from .options import RUNS_REFUSES, bound, takes_options
+from .options import bound, takes_options
 from .partition import explain_columns
 from .options import label_sets
 from .partition import Options, Scorer, SetScorer, check_options, read_as, score_sets
@@ -318,7 +318,7 @@ def _shown(source) -> str:
     return repr(source) if isinstance(source, str) else f"<{type(source).__name__}>"
 
 
-@takes_options("fastndcg.evaluate_runs", RUNS_REFUSES)
+@takes_options("fastndcg.evaluate_runs")
 def evaluate_runs(runs, *, runid: str = "tag", per_query=None, progress: bool = False,
                   batch_rows: int = 1 << 20, **options) -> Runs:
     """Several runs (or logs) evaluated one after another in this process, each

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -19,10 +19,9 @@ from . import _core as C
 from . import _kernels as K
 from . import _validate as V
 from . import options as O
-from .presets import read_grades, resolve
+from .presets import SEMANTIC_OPTIONS, read_grades, resolve
 
 ArrayLike = Any
-Cutoff = Union[int, None, Sequence[int]]
 
 
 # --------------------------------------------------------------------------- arrays
@@ -209,23 +208,24 @@ def _shape(values: np.ndarray, multi: bool) -> np.ndarray:
     return values if multi else np.ascontiguousarray(values[:, 0])
 
 
-def _prepare(scores, labels, offsets, query_ids, k, options: dict, preset: str | None = None):
-    gain, ties, log_base = options["gain"], options["ties"], options["log_base"]
-    nan_scores, negative_labels = options["nan_scores"], options["negative_labels"]
+def _settings(where: str, given: dict) -> tuple:
+    """(the entry point's options, its semantic options resolved against the preset)
+    of an arrays function called with the options ``given``."""
+    entry = O.ENTRY_POINTS[where]
+    o = entry.bound(given)
+    preset = o.get("preset")
+    options = resolve(preset, "arrays", **{n: o[n] for n in SEMANTIC_OPTIONS if n in o})
+    return entry, o, options
+
+
+def _prepare(entry: O.Entry, scores, labels, offsets, query_ids, k, options: dict,
+             preset: str | None = None):
     cutoffs, multi = C.parse_cutoffs(k)
-    gain_spec = C.parse_gain(gain)
-    if isinstance(ties, str) and ties == "trec":
-        raise ValueError("ties='trec' breaks ties by document id (trec_eval's rule), and these "
-                         "functions take no document ids; it belongs to qrels mode. Here use "
-                         "'average', 'stable', 'optimistic' or 'pessimistic'")
-    if isinstance(ties, str) and ties == "ranx":
-        raise ValueError("ties='ranx' orders each query as ranx's Run does, which "
-                         "fastndcg.evaluate reads (a ranx Run, a run file, a table); here use "
-                         "'average', 'stable', 'optimistic' or 'pessimistic'")
-    tmode = C.TIES[C.check_choice("ties", ties, tuple(C.TIES))]
-    base = C.parse_log_base(log_base)
-    O.check("nan_scores", nan_scores)
-    O.check("negative_labels", negative_labels)
+    gain_spec = entry.check("gain", options["gain"])
+    tmode = C.TIES[entry.check("ties", options["ties"])]
+    base = entry.check("log_base", options["log_base"])
+    nan_scores = entry.check("nan_scores", options["nan_scores"])
+    negative_labels = entry.check("negative_labels", options["negative_labels"])
     scores = _column(scores, "scores")
     if options["score_precision"] == "float32" and scores.dtype != np.float32:
         scores = scores.astype(np.float32)  # compared as 32-bit floats (pytrec_eval)
@@ -240,11 +240,9 @@ def _prepare(scores, labels, offsets, query_ids, k, options: dict, preset: str |
 
 # --------------------------------------------------------------------------- public API
 
+@O.takes_options("fastndcg.ndcg")
 def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,
-         query_ids: ArrayLike | None = None, k: Cutoff = 10, gain=None,
-         ties: str | None = None, log_base: float | None = None, zero_idcg: str | None = None,
-         nan_scores: str | None = None, negative_labels: str | None = None,
-         score_precision: str | None = None, preset: str | None = None) -> np.ndarray:
+         query_ids: ArrayLike | None = None, **options) -> np.ndarray:
     """NDCG@k of every query of a ragged batch.
 
     Parameters
@@ -256,22 +254,8 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     query_ids : alternatively, one id per row; rows of one id form one query even
         when not adjacent, queries ordered by first appearance (as
         ``pandas.unique(query_ids)``). With neither, all rows are one query.
-    k : cutoff (int >= 1), None for the whole list, or a sequence of cutoffs
-        (all computed in one pass).
-    gain : "exp2" (2**r - 1; the default), "linear" (r) or a table ``gain[r]`` for
-        integer labels.
-    ties : "average" (tie-aware, as scikit-learn; the default), "stable" (input
-        order wins, as LightGBM), "optimistic" / "pessimistic" (highest / lowest
-        gain first).
-    log_base : discount base b > 1: 1 / log_b(rank + 1) (default 2).
-    zero_idcg : result when IDCG@k is 0: "zero" (default), "one", "nan" or "error".
-    nan_scores : "error" (default) or "last" (NaN ranks below every number, tied).
-    negative_labels : "error" (default), "zero" (treated as 0) or "keep".
-    score_precision : "float64" (default: scores compared as given) or "float32"
-        (rounded to 32-bit floats first, as pytrec_eval does).
-    preset : a tool's semantics by name: "sklearn", "lightgbm", "xgboost",
-        "xgboost-" (see :mod:`fastndcg.presets`); options given explicitly
-        override it.
+    **options : the options below (presets: "sklearn", "lightgbm", "xgboost",
+        "xgboost-", ...; see :mod:`fastndcg.presets`).
 
     Returns
     -------
@@ -285,22 +269,23 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None,
     array([[1.        , 0.98197022],
            [1.        , 1.        ]])
     """
-    options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
-                      zero_idcg=zero_idcg, nan_scores=nan_scores,
-                      negative_labels=negative_labels, score_precision=score_precision)
-    zero_idcg = O.check("zero_idcg", options["zero_idcg"])
+    entry, o, options = _settings("fastndcg.ndcg", options)
+    zero_idcg = entry.check("zero_idcg", options["zero_idcg"])
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, k, options, preset)
+        entry, scores, labels, offsets, query_ids, o["k"], options, o["preset"])
     dcg_v, idcg_v, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, True)
     return _shape(C.normalise(dcg_v, idcg_v, zero_idcg, batch, cutoffs, in_place=True), multi)
 
 
+@O.takes_options("fastndcg.dcg")
 def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,
-        query_ids: ArrayLike | None = None, k: Cutoff = 10, gain=None,
-        ties: str | None = None, log_base: float | None = None, nan_scores: str | None = None,
-        negative_labels: str | None = None, score_precision: str | None = None,
-        preset: str | None = None) -> np.ndarray:
+        query_ids: ArrayLike | None = None, **options) -> np.ndarray:
     """DCG@k of every query; arguments as :func:`ndcg` (without ``zero_idcg``).
+
+    Parameters
+    ----------
+    scores, labels, offsets, query_ids : as :func:`ndcg` takes them.
+    **options : the options below.
 
     Example
     -------
@@ -308,20 +293,23 @@ def dcg(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, 
     >>> fastndcg.dcg([0.9, 0.3, 0.3], [2, 0, 1], k=None, gain="linear")
     array([2.56546488])
     """
-    options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
-                      nan_scores=nan_scores, negative_labels=negative_labels,
-                      score_precision=score_precision)
+    entry, o, options = _settings("fastndcg.dcg", options)
     batch, cutoffs, multi, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, k, options, preset)
+        entry, scores, labels, offsets, query_ids, o["k"], options, o["preset"])
     dcg_v, _, _ = C.run_kernels(batch, cutoffs, gain_spec, tmode, base, info, True, False)
     C.check_finite(dcg_v, batch, "DCG")
     return _shape(dcg_v, multi)
 
 
+@O.takes_options("fastndcg.idcg")
 def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
-         query_ids: ArrayLike | None = None, k: Cutoff = 10, gain="exp2",
-         log_base: float = 2.0, negative_labels: str = "error") -> np.ndarray:
+         query_ids: ArrayLike | None = None, **options) -> np.ndarray:
     """IDCG@k (the DCG of the ideal ordering) of every query's labels.
+
+    Parameters
+    ----------
+    labels, offsets, query_ids : as :func:`ndcg` takes them.
+    **options : the options below.
 
     Example
     -------
@@ -329,10 +317,11 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     >>> fastndcg.idcg([0, 2, 1, 3], [0, 2, 4], k=1, gain="linear")
     array([2., 3.])
     """
-    cutoffs, multi = C.parse_cutoffs(k)
-    gain_spec = C.parse_gain(gain)
-    base = C.parse_log_base(log_base)
-    O.check("negative_labels", negative_labels)
+    entry, o, options = _settings("fastndcg.idcg", options)
+    cutoffs, multi = C.parse_cutoffs(o["k"])
+    gain_spec = entry.check("gain", options["gain"])
+    base = entry.check("log_base", options["log_base"])
+    negative_labels = entry.check("negative_labels", options["negative_labels"])
     batch = _group(None, _column(labels, "labels"), offsets, query_ids)
     batch.scores = np.zeros(0)  # unused; float64 shares ndcg's compiled specialisation
     info = C.check_values(batch, gain_spec, "error", negative_labels, check_scores=False)
@@ -341,12 +330,9 @@ def idcg(labels: ArrayLike, offsets: ArrayLike | None = None, *,
     return _shape(idcg_v, multi)
 
 
+@O.takes_options("fastndcg.measure")
 def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = None, *,
-            query_ids: ArrayLike | None = None, measure="nDCG@10", rel: int | None = None,
-            gain=None, ties: str | None = None, log_base: float | None = None,
-            zero_idcg: str | None = None, nan_scores: str | None = None,
-            negative_labels: str | None = None, score_precision: str | None = None,
-            preset: str | None = None) -> dict:
+            query_ids: ArrayLike | None = None, **options) -> dict:
     """Any measures of every query of a ragged batch, from one ranking of each query.
 
     ``measure`` names them as trec_eval does (``"map"``, ``"P.5,10"``,
@@ -356,9 +342,14 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     the relevance threshold of the measures that do not name one (default 1: a
     label >= 1 is relevant). This is list mode: the list is the whole judged set,
     so R (the denominator of recall, AP and R-precision) counts the relevant
-    items of the list. Other arguments as :func:`ndcg`; ties apply to every
-    measure ("average" is the exact expected value over all orderings of tied
-    items; "optimistic"/"pessimistic" the best/worst ordering for the measure).
+    items of the list. Ties apply to every measure ("average" is the exact
+    expected value over all orderings of tied items; "optimistic"/"pessimistic"
+    the best/worst ordering for the measure).
+
+    Parameters
+    ----------
+    scores, labels, offsets, query_ids : as :func:`ndcg` takes them.
+    **options : the options below.
 
     Returns
     -------
@@ -376,24 +367,31 @@ def measure(scores: ArrayLike, labels: ArrayLike, offsets: ArrayLike | None = No
     """
     from . import measures as M
 
-    parsed = M.parse(measure, rel, ranx=preset == "ranx")
+    entry = O.ENTRY_POINTS["fastndcg.measure"]
+    o = entry.bound(options)
+    preset, gain, named = o["preset"], o["gain"], o["measure"]
+    if preset is not None:
+        entry.check("preset", preset)
+    rel = None if o["rel"] is None else entry.check("rel", o["rel"])
+    parsed = entry.check("measure", named, rel=rel, ranx=preset == "ranx")
     if gain is not None and parsed.gain is not None and not C.same_gain(gain, parsed.gain):
-        raise ValueError(f"measure {measure!r} means gain={parsed.gain!r}, but gain={gain!r} "
-                         f"was given; drop one of them")
-    gain = parsed.gain if parsed.gain is not None else gain
+        raise V.refuse(ValueError, "gain", gain,
+                       f"{V.spelled('measure', repr(named))} means "
+                       f"{V.spelled('gain', repr(parsed.gain))}, but "
+                       f"{V.spelled('gain', repr(gain))} was given; drop one of them")
     for m in parsed.others:
         if M.REGISTRY[m.kind].judgments:
-            raise ValueError(f"measure {m.column(parsed.rel)!r} counts judged documents, so "
-                             f"it needs judgments: use fastndcg.evaluate(run, qrels=...); "
-                             f"here every item is judged")
-    options = resolve(preset, "arrays", gain=gain, ties=ties, log_base=log_base,
-                      zero_idcg=zero_idcg, nan_scores=nan_scores,
-                      negative_labels=negative_labels, score_precision=score_precision)
-    zero_idcg = O.check("zero_idcg", options["zero_idcg"])
+            raise V.refuse(ValueError, "measure", named,
+                           f"measure {m.column(parsed.rel)!r} counts judged documents, so it "
+                           f"needs judgments: use fastndcg.evaluate(run, qrels=...); here "
+                           f"every item is judged")
+    o["gain"] = parsed.gain if parsed.gain is not None else gain
+    _, _, options = _settings("fastndcg.measure", o)
+    zero_idcg = entry.check("zero_idcg", options["zero_idcg"])
     M.check_ties(parsed.others, options["ties"], parsed.rel, options["negative_labels"])
     k = parsed.ndcg if parsed.ndcg else [1]
     batch, cutoffs, _, gain_spec, tmode, base, info = _prepare(
-        scores, labels, offsets, query_ids, k, options, preset)
+        entry, scores, labels, offsets, query_ids, k, options, preset)
     cutoffs = parsed.ndcg
     lay = M.layout(parsed.others, parsed.rel, trec9=preset == "pytrec_eval")
     raw = batch.raw

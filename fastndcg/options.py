@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import inspect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from . import _validate as V
@@ -46,12 +47,22 @@ from .presets import (DEFAULT_K, DEFAULTS, PRESETS, SCORE_PRECISIONS, check_pres
                       check_score_precision)
 
 __all__ = ["Option", "OPTIONS", "bound", "check", "from_args", "refuse_unknown",
-           "takes_options", "label_sets", "split_named", "RUNS_REFUSES",
+           "takes_options", "label_sets", "split_named", "RUNS_REFUSES", "Entry",
+           "ENTRY_POINTS",
            "TIE_RULES", "ZERO_IDCG", "NAN_SCORES", "NEGATIVE_LABELS", "EXPLAIN",
            "parse_explain"]
 
 # the values of the options that choose among names
-TIE_RULES = ("average", "stable", "optimistic", "pessimistic", "trec", "ranx")
+TIE_DOC = {  # each tie rule and what it does, in the docstrings
+    "average": "tie-aware, as scikit-learn",
+    "stable": "input order wins, as LightGBM",
+    "optimistic": "highest gain first",
+    "pessimistic": "lowest gain first",
+    "trec": "score descending, then document id descending as strings: trec_eval's rule, "
+            "which needs document ids",
+    "ranx": "as ranx's Run ranks them",
+}
+TIE_RULES = tuple(TIE_DOC)
 ZERO_IDCG = ("zero", "one", "nan", "error")
 NAN_SCORES = ("error", "last")
 NEGATIVE_LABELS = ("error", "zero", "keep")
@@ -60,6 +71,14 @@ _QRELS_ONLY = ("n_judged", "judged")
 
 
 # --------------------------------------------------------------------------- validators
+
+@functools.cache
+def _lazy(module: str, name: str) -> Callable:
+    """``name`` of the package's ``module`` (e.g. ``"._core"``), imported the first
+    time a validator needs it: ``fastndcg --help`` reads this module without NumPy,
+    and a call pays the import once, not at every check."""
+    return getattr(importlib.import_module(module, __package__), name)
+
 #
 # One a kind of value: ``check(value, name, **context) -> the value to use``, raising
 # TypeError (wrong kind) or ValueError (wrong value) with a message that names the
@@ -142,34 +161,28 @@ def _flag(value, name: str, **_) -> bool:
 
 
 def _choice(value, name: str, **_) -> str:
-    from ._core import check_choice
-    return check_choice(name, value, OPTIONS[name].choices)
+    return _lazy("._core", "check_choice")(name, value, OPTIONS[name].choices)
 
 
 def _cutoffs(value, name: str, **_) -> list:
-    from ._core import parse_cutoffs
-    return parse_cutoffs(value)[0]
+    return _lazy("._core", "parse_cutoffs")(value)[0]
 
 
 def _gain(value, name: str, **_):
-    from ._core import parse_gain
-    return parse_gain(value)
+    return _lazy("._core", "parse_gain")(value)
 
 
 def _log_base(value, name: str, **_) -> float:
-    from ._core import parse_log_base
-    return parse_log_base(value)
+    return _lazy("._core", "parse_log_base")(value)
 
 
 def _rel(value, name: str, **_) -> int:
-    from .measures import check_rel
-    return check_rel(value, name)
+    return _lazy(".measures", "check_rel")(value, name)
 
 
 def _measures(value, name: str, *, rel: int = 1, ranx: bool = False):
     """Measure names, read with the relevance threshold and the preset's names."""
-    from .measures import parse
-    return parse(value, rel, ranx=ranx)
+    return _lazy(".measures", "parse")(value, rel, ranx=ranx)
 
 
 def _preset(value, name: str, **_) -> str:
@@ -210,13 +223,11 @@ def _explain(value, name: str, *, qrels_mode: bool = False) -> tuple:
 
 
 def _confidence(value, name: str, **_) -> float:
-    from .ppi import check_confidence
-    return check_confidence(value, name)
+    return _lazy(".ppi", "check_confidence")(value, name)
 
 
 def _ppi(value, name: str, **_):
-    from .ppi import check_ppi
-    return check_ppi(value, name)
+    return _lazy(".ppi", "check_ppi")(value, name)
 
 
 # --------------------------------------------------------------------------- readers
@@ -325,7 +336,9 @@ class Option:
     flags (the last one names it in messages) and ``help`` its help text there, with
     ``metavar``, ``choices``, ``read`` (the reader of its text), ``action``,
     ``nargs``/``const`` as argparse takes them, and ``from_cli`` what the parsed
-    value becomes; ``compared``: True when :func:`fastndcg.compare` passes it on to
+    value becomes; ``values``: what each of its choices does (an entry point's
+    docstring lists those it takes, in place of ``{values}``); ``default_doc``: its
+    default in words; ``compared``: True when :func:`fastndcg.compare` passes it on to
     every system it evaluates, else why it does not (options that name what compare
     names itself, or that describe a single evaluation's output), which compare's
     refusal of the keyword says."""
@@ -344,6 +357,8 @@ class Option:
     const: Any = None
     from_cli: Callable | None = None
     compared: bool | str = True
+    values: Mapping[str, str] | None = None
+    default_doc: str | None = None
 
     @property
     def dest(self) -> str:
@@ -366,12 +381,22 @@ class Option:
         value = getattr(args, self.dest)
         return self.from_cli(value) if self.from_cli is not None else value
 
-
-def _by_preset(name: str) -> str:
-    """The default of an option that a preset sets, in words."""
-    value = DEFAULTS[name]
-    return f"default: the preset's value, else {value:g}." if isinstance(value, float) else \
-        f"default: the preset's value, else \"{value}\"."
+    def doc_for(self, entry: "Entry") -> str:
+        """Its docstring entry in ``entry``'s docstring: the choices the entry takes,
+        and the default it gets there."""
+        text = self.doc
+        if self.values is not None:
+            taken = [v for v in self.values if v not in entry.values.get(self.name, ())]
+            described = [f"\"{v}\" ({self.values[v]})" for v in taken]
+            text = text.replace("{values}", ", ".join(described[:-1]) + " or " + described[-1])
+        if self.name in entry.defaults:
+            return f"{text} (default {entry.defaults[self.name]!r})."
+        if self.name in DEFAULTS:  # a semantic option: a preset sets it
+            value = DEFAULTS[self.name]
+            shown = f"{value:g}" if isinstance(value, float) else f'"{value}"'
+            return (f"{text}; default: the preset's value, else {shown}." if "preset" in
+                    entry.takes else f"{text}; default {shown}.")
+        return f"{text} (default {self.default_doc})." if self.default_doc else text
 
 OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("qrels", None, "str | os.PathLike | pyarrow.Table | Mapping[str, Any] | None",
@@ -414,9 +439,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            read=_read_ppi),
     Option("k", DEFAULT_K, "int | None | Sequence[int]", _cutoffs,
            "the NDCG cutoffs: an int >= 1, None (the whole list) or a sequence of them, "
-           "all computed in one pass (default 1, 3, 5, 10 when no ``measure`` is named).",
+           "all computed in one pass",
            ("-k",), "cutoffs, comma-separated, or 'all' (default 1,3,5,10)",
-           read=_read_cutoffs),
+           read=_read_cutoffs, default_doc="1, 3, 5, 10 when no ``measure`` is named"),
     Option("measure", None, "str | Sequence[str] | None", _measures,
            "the measures, instead of ``k`` (NDCG cutoffs): named as trec_eval does "
            "(``\"ndcg_cut.5,10\"``, ``\"map\"``, ``\"P.5,10\"``, ``\"recall.100\"``, "
@@ -453,34 +478,28 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            choices=tuple(PRESETS)),
     Option("gain", None, "str | Sequence[float] | None", _gain,
            "\"exp2\" (2**label - 1), \"linear\" (the label) or a table ``gain[label]`` for "
-           "integer labels; " + _by_preset("gain"),
+           "integer labels",
            ("--gain",), f"exp2 (2^label - 1), linear, or a table such as 0,1,3,7 (default "
                         f"{DEFAULTS['gain']})", read=_read_gain),
     Option("ties", None, "str | None", _choice,
-           "the order of tied scores: \"average\" (tie-aware, as scikit-learn), \"stable\" "
-           "(input order wins, as LightGBM), \"optimistic\" / \"pessimistic\" (highest / "
-           "lowest gain first), \"trec\" (score descending, then document id descending as "
-           "strings: trec_eval's rule, which needs document ids) or \"ranx\" (as ranx's Run "
-           "ranks them); " + _by_preset("ties"),
-           ("--ties",), f"default {DEFAULTS['ties']}", choices=TIE_RULES),
+           "the order of tied scores: {values}",
+           ("--ties",), f"default {DEFAULTS['ties']}", choices=TIE_RULES, values=TIE_DOC),
     Option("zero_idcg", None, "str | None", _choice,
-           "the result when IDCG@k is 0: \"zero\", \"one\", \"nan\" or \"error\"; "
-           + _by_preset("zero_idcg"),
+           "the result when IDCG@k is 0: \"zero\", \"one\", \"nan\" or \"error\"",
            ("--zero-idcg",), f"default {DEFAULTS['zero_idcg']}", choices=ZERO_IDCG),
     Option("log_base", None, "float | None", _log_base,
-           "the discount base b > 1: 1 / log_b(rank + 1); " + _by_preset("log_base"),
+           "the discount base b > 1: 1 / log_b(rank + 1)",
            ("--log-base",), f"default {DEFAULTS['log_base']:g}", read=float),
     Option("nan_scores", None, "str | None", _choice,
-           "\"error\" or \"last\" (NaN ranks below every number, tied); "
-           + _by_preset("nan_scores"),
+           "\"error\" or \"last\" (NaN ranks below every number, tied)",
            ("--nan-scores",), f"default {DEFAULTS['nan_scores']}", choices=NAN_SCORES),
     Option("negative_labels", None, "str | None", _choice,
-           "\"error\", \"zero\" (treated as 0) or \"keep\"; " + _by_preset("negative_labels"),
+           "\"error\", \"zero\" (treated as 0) or \"keep\"",
            ("--negative-labels",), f"default {DEFAULTS['negative_labels']}",
            choices=NEGATIVE_LABELS),
     Option("score_precision", None, "str | None", _score_precision,
            "\"float64\" (scores compared as given) or \"float32\" (rounded to 32-bit floats "
-           "first, as pytrec_eval does); " + _by_preset("score_precision"),
+           "first, as pytrec_eval does)",
            ("--score-precision",), "compare scores as given (float64, default) or rounded to "
                                    "float32 (pytrec_eval, trec_eval 9.x)",
            choices=SCORE_PRECISIONS),
@@ -579,6 +598,98 @@ RUNS_REFUSES = {
 }
 
 
+# --------------------------------------------------------------------------- entry points
+
+@dataclass(frozen=True)
+class Entry:
+    """What one public entry point takes of the options, as data: ``takes``, the
+    options it takes (its signature lists them, its docstring describes them);
+    ``refuses``, every other option with why it does not take it (refused by name,
+    whatever the value); ``defaults``, its own default of an option where it differs
+    from the option's; ``values``, the values of an option it refuses although the
+    option has them (value -> why; of an option with ``choices``), left out of its
+    docstring."""
+    where: str
+    takes: tuple
+    refuses: Mapping[str, str]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def default(self, name: str):
+        """The value of option ``name`` when a call leaves it out."""
+        return self.defaults.get(name, OPTIONS[name].default)
+
+    def bound(self, given: Mapping) -> dict:
+        """Every option it takes: the value given, else its default."""
+        return {name: given.get(name, self.default(name)) for name in self.takes}
+
+    def check(self, name: str, value, **context):
+        """:func:`check` as this entry point takes the option: a choice it refuses is
+        refused with why, any other value not among the choices it takes with those."""
+        refused = self.values.get(name)
+        if not refused:
+            return check(name, value, **context)
+        why = refused.get(value) if isinstance(value, str) else None
+        if why is not None:
+            raise V.refuse(ValueError, name, value, why)
+        try:
+            return _lazy("._core", "check_choice")(
+                name, value, tuple(c for c in OPTIONS[name].choices if c not in refused))
+        except (TypeError, ValueError) as err:
+            raise V.as_refusal(err, name, value) from None
+
+
+def _entry(where: str, takes=None, refuses: Mapping[str, str] | None = None,
+           other: str = "", **kw) -> Entry:
+    """An entry point taking ``takes`` (by default every option but ``refuses``); an
+    option neither takes nor refuses is refused with ``other``."""
+    refuses = dict(refuses or {})
+    takes = tuple(n for n in OPTIONS if n not in refuses and (takes is None or n in takes))
+    refuses.update({n: other.format(name=n) for n in OPTIONS if n not in takes and
+                    n not in refuses})
+    return Entry(where, takes, refuses, **kw)
+
+
+# The arrays functions (fastndcg.ndcg, dcg, idcg, measure): labelled lists, no ids
+_ARRAYS = ("k", "gain", "ties", "log_base", "zero_idcg", "nan_scores", "negative_labels",
+           "score_precision", "preset")
+_NOT_ARRAYS = ("it is an option of fastndcg.evaluate, which reads logs, runs and judgments; "
+               "this function scores arrays of scores and labels")
+_ARRAY_TIES = {
+    "trec": "ties='trec' breaks ties by document id (trec_eval's rule), and these functions "
+            "take no document ids; it belongs to qrels mode. Here use "
+            "'average', 'stable', 'optimistic' or 'pessimistic'",
+    "ranx": "ties='ranx' orders each query as ranx's Run does, which fastndcg.evaluate reads "
+            "(a ranx Run, a run file, a table); here use 'average', 'stable', 'optimistic' or "
+            "'pessimistic'",
+}
+
+ENTRY_POINTS: dict[str, Entry] = {e.where: e for e in [
+    _entry("fastndcg.evaluate"),
+    _entry("fastndcg.dask.evaluate"),
+    _entry("fastndcg.spark.evaluate"),
+    _entry("fastndcg.evaluate_runs", refuses=RUNS_REFUSES),
+    _entry("fastndcg.agreement", refuses=AGREEMENT_REFUSES),
+    _entry("fastndcg.ndcg", _ARRAYS, other=_NOT_ARRAYS, defaults={"k": 10},
+           values={"ties": _ARRAY_TIES}),
+    _entry("fastndcg.dcg", _ARRAYS, other=_NOT_ARRAYS, defaults={"k": 10},
+           values={"ties": _ARRAY_TIES}, refuses={
+               "zero_idcg": "DCG is not divided by IDCG, so an IDCG of 0 changes nothing; "
+                            "zero_idcg is fastndcg.ndcg's"}),
+    _entry("fastndcg.idcg", ("k", "gain", "log_base", "negative_labels"), other=_NOT_ARRAYS,
+           defaults={"k": 10}, refuses={
+               "ties": "the ideal ordering sorts the labels, whose ties do not change it",
+               "preset": "the ideal DCG is the same under every preset given the gain and "
+                         "discount; give gain= and log_base=",
+               "nan_scores": "idcg reads no scores",
+               "score_precision": "idcg reads no scores",
+               "zero_idcg": "idcg returns the IDCG itself, 0 included"}),
+    _entry("fastndcg.measure", ("measure", "rel", *_ARRAYS[1:]), other=_NOT_ARRAYS,
+           defaults={"measure": "nDCG@10"}, values={"ties": _ARRAY_TIES}, refuses={
+               "k": "name the NDCG cutoffs in measure=, e.g. measure='nDCG@5 nDCG@10 AP'"}),
+]}
+
+
 def from_args(args, compared: bool = False) -> dict:
     """The options a parsed command line gives: those its command has flags for (with
     ``compared``, only those :func:`fastndcg.compare` passes on: its own flags, such as
@@ -590,22 +701,21 @@ def from_args(args, compared: bool = False) -> dict:
 _ENTRY = re.compile(r"^(?P<indent>\s*)\*\*options\s*:")
 
 
-def _doc_entries(indent: str, left_out=()) -> list[str]:
-    """The docstring entries of the options (but ``left_out``), ``name : doc``,
-    wrapped as the rest."""
+def _doc_entries(indent: str, entry: Entry) -> list[str]:
+    """The docstring entries of the options ``entry`` takes, ``name : doc``, wrapped
+    as the rest."""
     import textwrap
     out = []
-    for o in OPTIONS.values():
-        if o.name in left_out:
-            continue
-        out += textwrap.wrap(f"{o.name} : {o.doc}", 88 - len(indent), initial_indent=indent,
-                             subsequent_indent=indent + "    ", break_on_hyphens=False)
+    for name in entry.takes:
+        out += textwrap.wrap(f"{name} : {OPTIONS[name].doc_for(entry)}", 88 - len(indent),
+                             initial_indent=indent, subsequent_indent=indent + "    ",
+                             break_on_hyphens=False)
     return out
 
 
-def _with_options_doc(doc: str | None, left_out=()) -> str | None:
+def _with_options_doc(doc: str | None, entry: Entry) -> str | None:
     """``doc`` with its ``**options :`` entry (and the lines indented under it)
-    replaced by one entry an option (but ``left_out``)."""
+    replaced by one entry an option ``entry`` takes."""
     if not doc:
         return doc
     lines = doc.split("\n")
@@ -617,31 +727,31 @@ def _with_options_doc(doc: str | None, left_out=()) -> str | None:
             while j < len(lines) and lines[j].strip() and \
                     len(lines[j]) - len(lines[j].lstrip()) > len(indent):
                 j += 1
-            return "\n".join(lines[:i] + _doc_entries(indent, left_out) + lines[j:])
+            return "\n".join(lines[:i] + _doc_entries(indent, entry) + lines[j:])
     return doc
 
 
-def takes_options(where: str, refuses: Mapping[str, str] | None = None) -> Callable:
-    """Decorator of a function ``f(..., *, own..., **options)`` that takes the
-    evaluation options (``where``: its public name, for messages), but those it
-    ``refuses`` (name -> why). The function gets a signature listing every option
-    it takes, with its default and type, after its own positional parameters and
-    before its own keyword-only ones; its docstring's ``**options :`` entry becomes
-    one entry an option; an option it refuses is refused with the reason (whatever
-    its value), and a keyword that is neither an option nor its own as
-    :func:`refuse_unknown` does, before the function runs. The function receives
-    only the options given.
+def takes_options(where: str) -> Callable:
+    """Decorator of a function ``f(..., *, own..., **options)``, the entry point
+    ``where`` of :data:`ENTRY_POINTS` (its public name, for messages). The function
+    gets a signature listing every option the entry point takes, with its default
+    there and its type, after its own positional parameters and before its own
+    keyword-only ones; its docstring's ``**options :`` entry becomes one entry an
+    option; an option it refuses is refused with the reason (whatever its value),
+    and a keyword that is neither an option nor its own as :func:`refuse_unknown`
+    does, before the function runs. The function receives only the options given
+    (:meth:`Entry.bound` fills in the rest).
 
-    >>> @takes_options("f", refuses={"weight": "f weighs every query once"})
+    >>> @takes_options("fastndcg.idcg")
     ... def f(**options):
     ...     return options
-    >>> "weight" in inspect.signature(f).parameters, f(k=3)
+    >>> "ties" in inspect.signature(f).parameters, f(k=3)
     (False, {'k': 3})
-    >>> f(weight="w")
+    >>> f(ties="stable")
     Traceback (most recent call last):
-    TypeError: f() does not take weight=: f weighs every query once
+    TypeError: fastndcg.idcg() does not take ties=: the ideal ordering sorts the labels, whose ties do not change it
     """
-    refuses = dict(refuses or {})
+    entry = ENTRY_POINTS[where]
 
     def decorate(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
@@ -652,10 +762,11 @@ def takes_options(where: str, refuses: Mapping[str, str] | None = None) -> Calla
             raise TypeError(f"{where}() declares {sorted(clash)}, which are options")
         first = [p for p in own if p.kind is not p.KEYWORD_ONLY]
         last = [p for p in own if p.kind is p.KEYWORD_ONLY]
-        options = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default,
-                                     annotation=o.type) for o in OPTIONS.values()
-                   if o.name not in refuses]
-        taken = [n for n in OPTIONS if n not in refuses] + names
+        options = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY,
+                                     default=entry.default(n), annotation=OPTIONS[n].type)
+                   for n in entry.takes]
+        taken = list(entry.takes) + names
+        refuses = dict(entry.refuses)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -663,6 +774,6 @@ def takes_options(where: str, refuses: Mapping[str, str] | None = None) -> Calla
             return fn(*args, **kwargs)
 
         wrapper.__signature__ = sig.replace(parameters=first + options + last)
-        wrapper.__doc__ = _with_options_doc(fn.__doc__, refuses)
+        wrapper.__doc__ = _with_options_doc(fn.__doc__, entry)
         return wrapper
     return decorate

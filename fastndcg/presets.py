@@ -261,16 +261,20 @@ def resolve(preset: str | None, context: str, **given) -> dict:
         ties = given.get("ties")  # not yet validated: compare only a str with "trec"
         if context == "arrays" and preset == "ranx" and (
                 ties is None or (isinstance(ties, str) and ties == "ranx")):
-            raise ValueError(
-                "preset='ranx' orders each query as ranx's Run does, which fastndcg.evaluate "
-                "reads; use fastndcg.evaluate(run, qrels=..., preset='ranx'), or give ties= "
-                "to choose another rule here")
+            from . import _validate as V
+            raise V.refuse(ValueError, "preset", preset,
+                           f"{V.spelled('preset', repr('ranx'), 'ranx')} orders each query as "
+                           f"ranx's Run does, which fastndcg.evaluate reads; use "
+                           f"fastndcg.evaluate(run, qrels=..., preset='ranx'), or give "
+                           f"{V.spelled('ties', ref=True)} to choose another rule here")
         if context == "arrays" and p.needs_doc_ids and (
                 ties is None or (isinstance(ties, str) and ties == "trec")):
-            raise ValueError(
-                f"preset={preset!r} breaks tied scores by document id ({p.tool}), and ndcg/dcg "
-                f"take no document ids; use fastndcg.evaluate(run, qrels=..., "
-                f"preset={preset!r}), or give ties= to choose another rule here")
+            from . import _validate as V
+            raise V.refuse(ValueError, "preset", preset,
+                           f"{V.spelled('preset', repr(preset), preset)} breaks tied scores by "
+                           f"document id ({p.tool}), and ndcg/dcg take no document ids; use "
+                           f"fastndcg.evaluate(run, qrels=..., preset={preset!r}), or give "
+                           f"{V.spelled('ties', ref=True)} to choose another rule here")
         if context == "qrels" and not p.qrels:
             raise ValueError(
                 f"preset={preset!r} ({p.tool}) scores lists of labelled items and reads no "

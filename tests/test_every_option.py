@@ -111,6 +111,8 @@ TABLE = _table()
 SET_B = TABLE.select(["query_id", "doc_id"]).append_column(
     "label", pa.array([1, 1, 2, 0, 0, 2, 1, 0, 2, 1, 0, 0], pa.int64()))
 QRELS = TABLE.select(["query_id", "doc_id", "label"])
+# scores, labels, offsets of the arrays functions
+ARRAYS = (np.array([0.9, 0.3, 0.3, 0.8, 0.1]), np.array([2, 0, 1, 1, 0]), np.array([0, 3, 5]))
 
 
 def _dask():
@@ -141,6 +143,10 @@ ENTRY_POINTS = {
                          _compare_refuses()),
     "fastndcg.dask.evaluate": (lambda **kw: _dask().evaluate(TABLE, **kw), None),
     "fastndcg.spark.evaluate": (lambda **kw: _spark().evaluate(TABLE, spark=None, **kw), None),
+    "fastndcg.ndcg": (lambda **kw: fastndcg.ndcg(*ARRAYS, **kw), None),
+    "fastndcg.dcg": (lambda **kw: fastndcg.dcg(*ARRAYS, **kw), None),
+    "fastndcg.idcg": (lambda **kw: fastndcg.idcg(*ARRAYS[1:], **kw), None),
+    "fastndcg.measure": (lambda **kw: fastndcg.measure(*ARRAYS, **kw), None),
 }
 
 
@@ -149,7 +155,9 @@ def _function(where: str):
             "fastndcg.evaluate_runs": fastndcg.evaluate_runs,
             "fastndcg.agreement": fastndcg.agreement, "fastndcg.compare": fastndcg.compare,
             "fastndcg.dask.evaluate": _dask().evaluate,
-            "fastndcg.spark.evaluate": _spark().evaluate}[where]
+            "fastndcg.spark.evaluate": _spark().evaluate,
+            "fastndcg.ndcg": fastndcg.ndcg, "fastndcg.dcg": fastndcg.dcg,
+            "fastndcg.idcg": fastndcg.idcg, "fastndcg.measure": fastndcg.measure}[where]
 
 
 def taken_and_refused(where: str) -> tuple[list, list]:
