@@ -59,7 +59,8 @@ def run_evaluate(args) -> int:
     try:
         if len(runs) > 1:
             # (the options of prediction-powered means, refused above, are left at rest)
-            taken = {n: v for n, v in options.items() if n not in O.RUNS_REFUSES}
+            taken = {n: v for n, v in options.items()
+                     if n in O.ENTRY_POINTS["fastndcg.evaluate_runs"].takes}
             result = evaluate_runs(runs, runid=args.runid, per_query=per_query,
                                    progress=show_progress(args), **taken)
         elif distributed:

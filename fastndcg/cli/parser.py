@@ -274,7 +274,7 @@ def build_parser() -> Parser:
                          "orders of the systems under the two sets")
     ag.add_argument("--runid", choices=["tag", "file"], default="tag",
                     help="how the runs are named, as evaluate's --runid")
-    options = OptionArguments(ag, [n for n in O.OPTIONS if n not in O.AGREEMENT_REFUSES])
+    options = OptionArguments(ag, list(O.ENTRY_POINTS["fastndcg.agreement"].takes))
     options.add_rest()
     ag.add_argument("--per-query", metavar="OUT",
                     help="write the statistics of each query to OUT.parquet or OUT.csv")
