@@ -71,6 +71,10 @@ _QRELS_ONLY = ("n_judged", "judged")
 
 
 # --------------------------------------------------------------------------- validators
+#
+# One a kind of value: ``check(value, name, **context) -> the value to use``, raising
+# TypeError (wrong kind) or ValueError (wrong value) with a message that names the
+# option. Each calls the project's validator of that kind.
 
 @functools.cache
 def _lazy(module: str, name: str) -> Callable:
@@ -79,10 +83,6 @@ def _lazy(module: str, name: str) -> Callable:
     and a call pays the import once, not at every check."""
     return getattr(importlib.import_module(module, __package__), name)
 
-#
-# One a kind of value: ``check(value, name, **context) -> the value to use``, raising
-# TypeError (wrong kind) or ValueError (wrong value) with a message that names the
-# option. Each calls the project's validator of that kind.
 
 def _is_dict_of_dicts(value) -> bool:
     """Whether ``value`` is judgments as one dict ``{query_id: {doc_id: label}}`` (a
@@ -645,8 +645,7 @@ def _entry(where: str, takes=None, refuses: Mapping[str, str] | None = None,
     option neither takes nor refuses is refused with ``other``."""
     refuses = dict(refuses or {})
     takes = tuple(n for n in OPTIONS if n not in refuses and (takes is None or n in takes))
-    refuses.update({n: other.format(name=n) for n in OPTIONS if n not in takes and
-                    n not in refuses})
+    refuses.update({n: other for n in OPTIONS if n not in takes and n not in refuses})
     return Entry(where, takes, refuses, **kw)
 
 
